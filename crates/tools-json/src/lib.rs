@@ -1,0 +1,24 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod code;
+mod error;
+mod path;
+mod schema;
+mod value;
+mod violation;
+
+pub use code::{ErrorCode, UnknownErrorCode};
+pub use error::Error;
+pub use path::{Path, Segment};
+pub use schema::{CompiledSchema, check_schema};
+pub use value::{
+    DEFAULT_MAX_DEPTH, JsonValue, Limits, clone_deep, drop_deep, is_lossless, is_negative_zero,
+};
+pub use violation::{
+    JsonType, LosslessScope, Violation, ViolationFamily, ViolationKind, Violations,
+};
+
+/// Re-export of `serde_json`, whose `Value` is the raw JSON type of the whole workspace.
+pub use serde_json;

@@ -1,0 +1,120 @@
+//! Compilation of a checked schema into a flat node arena.
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::JsonType;
+
+/// Declared properties of an object node: name → node, in declaration order.
+pub(crate) type PropertyMap = IndexMap<Box<str>, NodeId, foldhash::fast::FixedState>;
+
+/// Index of a node in the arena.
+pub(crate) type NodeId = u32;
+
+/// One compiled schema node. Annotations are dropped: they never affect validation.
+#[derive(Debug)]
+pub(crate) enum Node {
+    /// No `type` and no `oneOf`: any lossless JSON.
+    Any,
+    /// Exactly one branch must match.
+    OneOf(Box<[NodeId]>),
+    /// One of the five scalar types, with optional `enum` and `const`.
+    Scalar {
+        ty: JsonType,
+        allowed: Option<Box<[Value]>>,
+        constant: Option<Value>,
+    },
+    /// An array, with an optional element schema.
+    Array { items: Option<NodeId> },
+    /// An object.
+    Object {
+        /// Declared properties, in declaration order.
+        properties: PropertyMap,
+        /// Indices into `properties` of the `required` names, in `required` order
+        /// (duplicates kept: each is reported).
+        required: Box<[u32]>,
+        closed: bool,
+    },
+}
+
+/// Compiles a schema that passed the support check. Node 0 is the root. Iterative.
+pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
+    let mut nodes: Vec<Node> = vec![Node::Any];
+    let mut work: Vec<(&Value, usize)> = vec![(schema, 0)];
+    let alloc = |nodes: &mut Vec<Node>| -> NodeId {
+        let id = nodes.len();
+        nodes.push(Node::Any);
+        NodeId::try_from(id).unwrap_or(NodeId::MAX)
+    };
+    while let Some((schema, slot)) = work.pop() {
+        let Some(map) = schema.as_object() else {
+            continue;
+        };
+        let node = if let Some(branches) = map.get("oneOf").and_then(Value::as_array) {
+            let ids: Vec<NodeId> = branches
+                .iter()
+                .map(|branch| {
+                    let id = alloc(&mut nodes);
+                    work.push((branch, id as usize));
+                    id
+                })
+                .collect();
+            Node::OneOf(ids.into())
+        } else {
+            match map
+                .get("type")
+                .and_then(Value::as_str)
+                .and_then(JsonType::from_name)
+            {
+                None => Node::Any,
+                Some(JsonType::Array) => Node::Array {
+                    items: map.get("items").map(|items| {
+                        let id = alloc(&mut nodes);
+                        work.push((items, id as usize));
+                        id
+                    }),
+                },
+                Some(JsonType::Object) => {
+                    let mut properties = PropertyMap::default();
+                    if let Some(props) = map.get("properties").and_then(Value::as_object) {
+                        for (name, schema) in props {
+                            let id = alloc(&mut nodes);
+                            work.push((schema, id as usize));
+                            properties.insert(name.as_str().into(), id);
+                        }
+                    }
+                    // The support check guarantees that every required name is declared.
+                    let required = map
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(|names| {
+                            names
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .filter_map(|name| properties.get_index_of(name))
+                                .filter_map(|index| u32::try_from(index).ok())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    Node::Object {
+                        properties,
+                        required,
+                        closed: map.get("additionalProperties") == Some(&Value::Bool(false)),
+                    }
+                }
+                Some(ty) => Node::Scalar {
+                    ty,
+                    allowed: map
+                        .get("enum")
+                        .and_then(Value::as_array)
+                        .map(|values| values.clone().into_boxed_slice()),
+                    constant: map.get("const").cloned(),
+                },
+            }
+        };
+        if let Some(target) = nodes.get_mut(slot) {
+            *target = node;
+        }
+    }
+    nodes.into_boxed_slice()
+}

@@ -1,0 +1,276 @@
+//! The enforced JSON Schema subset: support check, compilation and validation.
+
+mod check;
+mod compile;
+mod validate;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Number, Value};
+
+use crate::{Error, Limits, Path, Violation, ViolationKind, Violations};
+
+pub(crate) use compile::{Node, NodeId};
+
+/// A schema that passed the support check, compiled once into a form that validates fast.
+///
+/// Compile at registration, validate per call. Cloning is an `Arc` clone.
+///
+/// # Examples
+///
+/// ```
+/// use tools_json::CompiledSchema;
+/// use serde_json::json;
+///
+/// let schema = CompiledSchema::compile(&json!({
+///     "type": "object",
+///     "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+///     "required": ["path"]
+/// })).unwrap();
+///
+/// assert!(schema.validate(&json!({"path": "/tmp/a", "limit": 10.0}), "").is_empty());
+///
+/// let violations = schema.validate(&json!({"limit": "ten"}), "");
+/// assert_eq!(
+///     violations.to_string(),
+///     "path: required property is missing; limit: must be an integer"
+/// );
+/// ```
+#[derive(Clone)]
+pub struct CompiledSchema(Arc<Inner>);
+
+struct Inner {
+    source: Value,
+    nodes: Box<[Node]>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        crate::drop_deep(self.source.take());
+    }
+}
+
+impl CompiledSchema {
+    /// Checks `schema` against the subset and compiles it, with the default [`Limits`]
+    /// for its annotations.
+    ///
+    /// Any JSON root is accepted (string, array, object, `oneOf`, `{}`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedSchema`] with every violation of the support check, paths rooted
+    /// at `schema`.
+    pub fn compile(schema: &Value) -> Result<CompiledSchema, Error> {
+        CompiledSchema::compile_with(schema, &Limits::default())
+    }
+
+    /// As [`CompiledSchema::compile`], with explicit limits for `default`/`examples` data.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedSchema`] with every violation.
+    pub fn compile_with(schema: &Value, limits: &Limits) -> Result<CompiledSchema, Error> {
+        let violations = check::check(schema, "schema", limits);
+        if !violations.is_empty() {
+            return Err(Error::UnsupportedSchema { violations });
+        }
+        Ok(CompiledSchema::from_checked(crate::clone_deep(schema)))
+    }
+
+    /// Checks and compiles a structured-output schema, which must be object-rooted.
+    ///
+    /// When the support check finds violations, only those are reported; otherwise a root
+    /// that is not `type: "object"` (including `{}` and a root `oneOf`) is one violation.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedSchema`].
+    pub fn compile_object_rooted(schema: &Value) -> Result<CompiledSchema, Error> {
+        let compiled = CompiledSchema::compile(schema)?;
+        if schema.get("type").and_then(Value::as_str) == Some("object") {
+            Ok(compiled)
+        } else {
+            Err(Error::UnsupportedSchema {
+                violations: vec![Violation::new(
+                    Path::root("schema").key("type"),
+                    ViolationKind::NotObjectRooted,
+                )]
+                .into(),
+            })
+        }
+    }
+
+    fn from_checked(source: Value) -> CompiledSchema {
+        let nodes = compile::compile(&source);
+        CompiledSchema(Arc::new(Inner { source, nodes }))
+    }
+
+    /// The schema as given (the model-facing JSON).
+    pub fn as_json(&self) -> &Value {
+        &self.0.source
+    }
+
+    /// Validates `value`, returning every violation in walk order (empty when valid).
+    ///
+    /// `root` labels the root in paths: `"value"`, `"output"`, or `""` for tool arguments
+    /// (whose children then render without a leading dot, and whose root is named
+    /// `arguments` in messages).
+    ///
+    /// Total: any `serde_json::Value` is accepted, of any depth, and the call never panics.
+    pub fn validate(&self, value: &Value, root: &str) -> Violations {
+        validate::validate(&self.0.nodes, value, root)
+    }
+
+    /// Whether `value` is valid; stops at the first violation.
+    pub fn is_valid(&self, value: &Value) -> bool {
+        validate::is_valid(&self.0.nodes, value)
+    }
+
+    /// Whether the root is `type: "object"`.
+    pub fn is_object_rooted(&self) -> bool {
+        matches!(self.0.nodes.first(), Some(Node::Object { .. }))
+    }
+}
+
+impl fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The source is printed only when shallow: `serde_json`'s printer recurses.
+        if depth_within(&self.0.source, 64) {
+            write!(f, "CompiledSchema({})", self.0.source)
+        } else {
+            write!(f, "CompiledSchema(<{} nodes>)", self.0.nodes.len())
+        }
+    }
+}
+
+impl PartialEq for CompiledSchema {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.source == other.0.source
+    }
+}
+
+/// Runs the support check over a raw schema and returns every violation (empty when the
+/// schema is inside the subset). Paths are rooted at `schema`.
+///
+/// # Examples
+///
+/// ```
+/// use tools_json::check_schema;
+/// use serde_json::json;
+///
+/// let violations = check_schema(&json!({"type": "string", "pattern": "^a"}));
+/// assert_eq!(violations.len(), 1);
+/// assert_eq!(violations[0].path.to_string(), "schema.pattern");
+/// ```
+pub fn check_schema(schema: &Value) -> Violations {
+    check::check(schema, "schema", &Limits::default())
+}
+
+/// Whether a number is an integer in the subset's sense: finite, not negative zero, with no
+/// fractional part (`1.0` counts).
+pub(crate) fn is_integer(number: &Number) -> bool {
+    if number.is_i64() || number.is_u64() {
+        return true;
+    }
+    number
+        .as_f64()
+        .is_some_and(|f| f.is_finite() && f.fract() == 0.0 && !(f == 0.0 && f.is_sign_negative()))
+}
+
+/// A number as an exact integer where it is integral, else as a float.
+#[derive(PartialEq)]
+enum Exact {
+    Int(i128),
+    Float(f64),
+}
+
+fn exact(number: &Number) -> Exact {
+    if let Some(i) = number.as_i64() {
+        return Exact::Int(i128::from(i));
+    }
+    if let Some(u) = number.as_u64() {
+        return Exact::Int(i128::from(u));
+    }
+    let f = number.as_f64().unwrap_or(f64::NAN);
+    // Integral floats within ±2^64 are exact integers.
+    if f.fract() == 0.0 && f.abs() < 18_446_744_073_709_551_616.0 {
+        #[allow(clippy::cast_possible_truncation)]
+        return Exact::Int(f as i128);
+    }
+    Exact::Float(f)
+}
+
+/// Equality of scalar JSON values with numbers compared by value (`1 == 1.0`).
+pub(crate) fn json_scalar_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => exact(x) == exact(y),
+        _ => a == b,
+    }
+}
+
+/// Whether `value`'s container depth is at most `limit` (iterative).
+pub(crate) fn depth_within(value: &Value, limit: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        match value {
+            Value::Array(items) if depth < limit => {
+                stack.extend(items.iter().map(|child| (child, depth + 1)));
+            }
+            Value::Object(map) if depth < limit => {
+                stack.extend(map.values().map(|child| (child, depth + 1)));
+            }
+            Value::Array(_) | Value::Object(_) => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn scalar_equality_compares_numbers_by_value() {
+        assert!(json_scalar_eq(&json!(1), &json!(1.0)));
+        assert!(json_scalar_eq(&json!(-2), &json!(-2.0)));
+        assert!(!json_scalar_eq(&json!(1), &json!(1.5)));
+        assert!(!json_scalar_eq(
+            &json!(9_007_199_254_740_993u64),
+            &json!(9_007_199_254_740_992.0)
+        ));
+        assert!(json_scalar_eq(&json!("a"), &json!("a")));
+        assert!(!json_scalar_eq(&json!("1"), &json!(1)));
+    }
+
+    #[test]
+    fn integers_include_integral_floats_only() {
+        let n = |v: Value| v.as_number().cloned().unwrap();
+        assert!(is_integer(&n(json!(1))));
+        assert!(is_integer(&n(json!(1.0))));
+        assert!(is_integer(&n(json!(1e300))));
+        assert!(!is_integer(&n(json!(1.5))));
+        assert!(!is_integer(&n(json!(-0.0))));
+    }
+
+    #[test]
+    fn depth_within_counts_containers() {
+        assert!(depth_within(&json!(1), 0));
+        assert!(!depth_within(&json!([]), 0));
+        assert!(depth_within(&json!([[]]), 2));
+        assert!(!depth_within(&json!([[[]]]), 2));
+    }
+
+    #[test]
+    fn the_object_rooted_check_reports_only_the_walk_when_it_fails() {
+        let err = CompiledSchema::compile_object_rooted(&json!({"type": "weird"})).unwrap_err();
+        assert_eq!(err.violations().len(), 1);
+        assert_eq!(err.violations()[0].kind, ViolationKind::UnknownType);
+        let err = CompiledSchema::compile_object_rooted(&json!({})).unwrap_err();
+        assert_eq!(err.violations()[0].kind, ViolationKind::NotObjectRooted);
+        assert!(CompiledSchema::compile_object_rooted(&json!({"type": "object"})).is_ok());
+    }
+}

@@ -1,0 +1,400 @@
+//! Validation of a value against a compiled schema.
+//!
+//! The walk is iterative (an explicit task stack) so no value or schema depth can overflow
+//! the thread stack. `oneOf` branches are evaluated in *probe* mode: a failure there is only
+//! counted, never materialized, and abandons the rest of its branch at once.
+
+use serde_json::Value;
+
+use super::compile::PropertyMap;
+use super::{Node, NodeId, is_integer, json_scalar_eq};
+use crate::value::{Step, materialize_path};
+use crate::{JsonType, LosslessScope, Violation, ViolationKind, Violations, is_lossless};
+
+enum Task<'a> {
+    /// Validate `value` against node `node`; `at` is the value's path id.
+    Visit {
+        node: NodeId,
+        value: &'a Value,
+        at: u32,
+    },
+    /// After an object's members: if nothing was reported since `mark` and an undeclared
+    /// member was not lossless (`lossy`), the object is reported.
+    ObjectTail { at: u32, mark: usize, lossy: bool },
+    /// A key that a closed object does not declare.
+    Undeclared { at: u32 },
+    /// The next `oneOf` branch, or the verdict once every branch ran.
+    OneOf {
+        node: NodeId,
+        value: &'a Value,
+        at: u32,
+        next: usize,
+        matched: usize,
+        /// Set when the branch run before `next` failed (a cut landed on this task).
+        failed: bool,
+        saved_floor: usize,
+    },
+}
+
+struct Walk<'a> {
+    nodes: &'a [Node],
+    root: &'a str,
+    stack: Vec<Task<'a>>,
+    arena: Vec<(u32, Step<'a>)>,
+    out: Vec<Violation>,
+    /// Nesting of `oneOf` branches being probed; failures inside are counted, not reported.
+    probing: usize,
+    /// Whether failures outside any `oneOf` are only recorded (for [`is_valid`]).
+    quiet: bool,
+    /// Set when a failure outside any `oneOf` happened in quiet mode.
+    invalid: bool,
+    /// Scratch: the member matching each declared property of the object being visited.
+    present: Vec<Option<&'a Value>>,
+    /// Stack height to cut back to when a probe fails.
+    floor: usize,
+    /// Set by a failure in probe mode: the current branch is abandoned.
+    cut: bool,
+}
+
+/// Validates and returns every violation.
+pub(crate) fn validate(nodes: &[Node], value: &Value, root: &str) -> Violations {
+    let mut walk = Walk::new(nodes, root, value);
+    walk.run();
+    walk.out.into()
+}
+
+/// Whether `value` is valid, stopping at the first failure.
+pub(crate) fn is_valid(nodes: &[Node], value: &Value) -> bool {
+    let mut walk = Walk::new(nodes, "", value);
+    walk.quiet = true;
+    walk.run();
+    !walk.invalid
+}
+
+impl<'a> Walk<'a> {
+    fn new(nodes: &'a [Node], root: &'a str, value: &'a Value) -> Walk<'a> {
+        let mut arena = Vec::with_capacity(32);
+        arena.push((0, Step::Root));
+        let mut stack = Vec::with_capacity(16);
+        stack.push(Task::Visit {
+            node: 0,
+            value,
+            at: 0,
+        });
+        Walk {
+            nodes,
+            root,
+            stack,
+            arena,
+            out: Vec::new(),
+            probing: 0,
+            quiet: false,
+            invalid: false,
+            present: Vec::new(),
+            floor: 0,
+            cut: false,
+        }
+    }
+
+    fn child(&mut self, parent: u32, step: Step<'a>) -> u32 {
+        let id = u32::try_from(self.arena.len()).unwrap_or(u32::MAX);
+        self.arena.push((parent, step));
+        id
+    }
+
+    /// Whether failures are being materialized as violations.
+    fn reporting(&self) -> bool {
+        self.probing == 0 && !self.quiet
+    }
+
+    fn fail(&mut self, at: u32, kind: ViolationKind) {
+        if self.reporting() {
+            let path = materialize_path(&self.arena, at, self.root);
+            self.out.push(Violation::new(path, kind));
+        } else {
+            self.fail_quietly();
+        }
+    }
+
+    /// Counts a failure without building it, and abandons the current probe (or, in quiet
+    /// mode outside any `oneOf`, the whole walk: `floor` is 0 there).
+    fn fail_quietly(&mut self) {
+        if self.probing == 0 {
+            self.invalid = true;
+        }
+        self.cut = true;
+    }
+
+    /// Like [`Walk::fail`], for a failure whose kind is costly to build (it is only built
+    /// when reported).
+    fn fail_with(&mut self, at: u32, kind: impl FnOnce() -> ViolationKind) {
+        if self.reporting() {
+            self.fail(at, kind());
+        } else {
+            self.fail_quietly();
+        }
+    }
+
+    fn run(&mut self) {
+        while let Some(task) = self.stack.pop() {
+            match task {
+                Task::Visit { node, value, at } => self.visit(node, value, at),
+                Task::Undeclared { at } => self.fail(at, ViolationKind::UndeclaredProperty),
+                Task::ObjectTail { at, mark, lossy } => self.object_tail(at, mark, lossy),
+                Task::OneOf {
+                    node,
+                    value,
+                    at,
+                    next,
+                    mut matched,
+                    failed,
+                    saved_floor,
+                } => {
+                    if next > 0 && !failed {
+                        matched += 1;
+                    }
+                    let branches = match self.nodes.get(node as usize) {
+                        Some(Node::OneOf(branches)) => &branches[..],
+                        _ => &[],
+                    };
+                    if let Some(&branch) = branches.get(next) {
+                        self.stack.push(Task::OneOf {
+                            node,
+                            value,
+                            at,
+                            next: next + 1,
+                            matched,
+                            failed: false,
+                            saved_floor,
+                        });
+                        self.floor = self.stack.len();
+                        self.stack.push(Task::Visit {
+                            node: branch,
+                            value,
+                            at,
+                        });
+                    } else {
+                        self.floor = saved_floor;
+                        self.probing -= 1;
+                        if matched != 1 {
+                            self.fail(at, ViolationKind::OneOfMismatch { matched });
+                        }
+                    }
+                }
+            }
+            if self.cut {
+                self.cut = false;
+                self.stack.truncate(self.floor);
+                if let Some(Task::OneOf { failed, .. }) = self.stack.last_mut() {
+                    *failed = true;
+                }
+            }
+        }
+    }
+
+    fn visit(&mut self, node: NodeId, value: &'a Value, at: u32) {
+        let Some(schema) = self.nodes.get(node as usize) else {
+            return;
+        };
+        match schema {
+            Node::Any => {
+                if !is_lossless(value) {
+                    self.fail(
+                        at,
+                        ViolationKind::NotLossless {
+                            scope: LosslessScope::Value,
+                        },
+                    );
+                }
+            }
+            Node::OneOf(_) => {
+                self.probing += 1;
+                self.stack.push(Task::OneOf {
+                    node,
+                    value,
+                    at,
+                    next: 0,
+                    matched: 0,
+                    failed: false,
+                    saved_floor: self.floor,
+                });
+            }
+            Node::Scalar {
+                ty,
+                allowed,
+                constant,
+            } => self.scalar(*ty, allowed.as_deref(), constant.as_ref(), value, at),
+            Node::Array { items } => {
+                let Value::Array(elements) = value else {
+                    self.fail(
+                        at,
+                        ViolationKind::ExpectedType {
+                            expected: JsonType::Array,
+                        },
+                    );
+                    return;
+                };
+                match items {
+                    Some(items) => {
+                        for (index, element) in elements.iter().enumerate().rev() {
+                            let id = self.child(at, Step::Index(index));
+                            self.stack.push(Task::Visit {
+                                node: *items,
+                                value: element,
+                                at: id,
+                            });
+                        }
+                    }
+                    None => {
+                        if !elements.iter().all(is_lossless) {
+                            self.fail(
+                                at,
+                                ViolationKind::NotLossless {
+                                    scope: LosslessScope::Array,
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+            Node::Object {
+                properties,
+                required,
+                closed,
+            } => {
+                let Value::Object(members) = value else {
+                    self.fail(
+                        at,
+                        ViolationKind::ExpectedType {
+                            expected: JsonType::Object,
+                        },
+                    );
+                    return;
+                };
+                self.object(properties, required, *closed, members, at);
+            }
+        }
+    }
+
+    /// Validates an object in one pass over its members (one hashed lookup each):
+    /// (a) missing required properties, (b) declared properties in declaration order,
+    /// (c) undeclared keys of a closed object in value order, (d) the lossless check of the
+    /// undeclared members when (a)–(c) found nothing.
+    fn object(
+        &mut self,
+        properties: &'a PropertyMap,
+        required: &'a [u32],
+        closed: bool,
+        members: &'a serde_json::Map<String, Value>,
+        at: u32,
+    ) {
+        let mut present = std::mem::take(&mut self.present);
+        present.clear();
+        present.resize(properties.len(), None);
+        let mut undeclared_lossy = false;
+        let mut undeclared: Vec<&'a str> = Vec::new();
+        for (key, member) in members {
+            match properties.get_index_of(key.as_str()) {
+                Some(index) => present[index] = Some(member),
+                None if closed => undeclared.push(key),
+                None => undeclared_lossy |= !is_lossless(member),
+            }
+        }
+        for &index in required {
+            if present.get(index as usize).is_some_and(Option::is_none) {
+                let Some((name, _)) = properties.get_index(index as usize) else {
+                    continue;
+                };
+                let id = self.child(at, Step::Key(name));
+                self.fail(id, ViolationKind::MissingRequired);
+                if self.cut {
+                    self.present = present;
+                    return;
+                }
+            }
+        }
+        if !undeclared.is_empty() && !self.reporting() {
+            self.fail_quietly();
+            self.present = present;
+            return;
+        }
+        // Tasks run last-pushed first: the tail, then the undeclared keys, then the children.
+        self.stack.push(Task::ObjectTail {
+            at,
+            mark: self.out.len(),
+            lossy: undeclared_lossy,
+        });
+        for key in undeclared.into_iter().rev() {
+            let id = self.child(at, Step::Key(key));
+            self.stack.push(Task::Undeclared { at: id });
+        }
+        for (index, member) in present.iter().enumerate().rev() {
+            let (Some(member), Some((name, &child))) = (member, properties.get_index(index)) else {
+                continue;
+            };
+            let id = self.child(at, Step::Key(name));
+            self.stack.push(Task::Visit {
+                node: child,
+                value: member,
+                at: id,
+            });
+        }
+        self.present = present;
+    }
+
+    fn object_tail(&mut self, at: u32, mark: usize, lossy: bool) {
+        // Only reported violations are counted: in probe mode any failure below cuts the
+        // tail away, so a tail that runs there has nothing below it failed.
+        if lossy && self.out.len() == mark {
+            self.fail(
+                at,
+                ViolationKind::NotLossless {
+                    scope: LosslessScope::Object,
+                },
+            );
+        }
+    }
+
+    fn scalar(
+        &mut self,
+        ty: JsonType,
+        allowed: Option<&[Value]>,
+        constant: Option<&Value>,
+        value: &'a Value,
+        at: u32,
+    ) {
+        let type_ok = match (ty, value) {
+            (JsonType::String, Value::String(_))
+            | (JsonType::Boolean, Value::Bool(_))
+            | (JsonType::Null, Value::Null) => true,
+            (JsonType::Number, Value::Number(n)) => {
+                if crate::is_negative_zero(n) {
+                    self.fail(at, ViolationKind::NotFiniteNumber);
+                    return;
+                }
+                true
+            }
+            (JsonType::Integer, Value::Number(n)) => is_integer(n),
+            _ => false,
+        };
+        if !type_ok {
+            self.fail(at, ViolationKind::ExpectedType { expected: ty });
+            return;
+        }
+        if let Some(allowed) = allowed
+            && !allowed.iter().any(|member| json_scalar_eq(member, value))
+        {
+            self.fail_with(at, || ViolationKind::NotInEnum {
+                allowed: allowed.to_vec(),
+            });
+            return;
+        }
+        if let Some(constant) = constant
+            && !json_scalar_eq(constant, value)
+        {
+            self.fail_with(at, || ViolationKind::ConstMismatch {
+                expected: constant.clone(),
+            });
+        }
+    }
+}

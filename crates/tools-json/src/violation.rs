@@ -1,0 +1,478 @@
+//! Violations: what is wrong, and where.
+
+use std::fmt;
+use std::ops::Deref;
+
+use serde_json::Value;
+
+use crate::Path;
+
+/// The seven JSON Schema types of the subset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JsonType {
+    /// `"object"`.
+    Object,
+    /// `"array"`.
+    Array,
+    /// `"string"`.
+    String,
+    /// `"number"`: any finite JSON number other than negative zero.
+    Number,
+    /// `"integer"`: a number with no fractional part (`1.0` counts).
+    Integer,
+    /// `"boolean"`.
+    Boolean,
+    /// `"null"`.
+    Null,
+}
+
+impl JsonType {
+    /// Every type, in the order the subset lists them.
+    pub const ALL: [JsonType; 7] = [
+        JsonType::Object,
+        JsonType::Array,
+        JsonType::String,
+        JsonType::Number,
+        JsonType::Integer,
+        JsonType::Boolean,
+        JsonType::Null,
+    ];
+
+    /// The schema spelling, e.g. `"integer"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            JsonType::Object => "object",
+            JsonType::Array => "array",
+            JsonType::String => "string",
+            JsonType::Number => "number",
+            JsonType::Integer => "integer",
+            JsonType::Boolean => "boolean",
+            JsonType::Null => "null",
+        }
+    }
+
+    /// Parses the schema spelling.
+    pub fn from_name(name: &str) -> Option<JsonType> {
+        JsonType::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Whether the type is one of the five scalar types (which may carry `enum`/`const`).
+    pub const fn is_scalar(self) -> bool {
+        !matches!(self, JsonType::Object | JsonType::Array)
+    }
+
+    /// The type with its article, for messages: `"an integer"`, `"a string"`, `"null"`.
+    pub const fn with_article(self) -> &'static str {
+        match self {
+            JsonType::Object => "an object",
+            JsonType::Array => "an array",
+            JsonType::String => "a string",
+            JsonType::Number => "a number",
+            JsonType::Integer => "an integer",
+            JsonType::Boolean => "a boolean",
+            JsonType::Null => "null",
+        }
+    }
+}
+
+impl fmt::Display for JsonType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which container a losslessness violation is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LosslessScope {
+    /// A value checked by an unconstrained schema (`{}`).
+    Value,
+    /// An object whose undeclared members were checked.
+    Object,
+    /// An array whose elements had no `items` schema.
+    Array,
+}
+
+/// What is wrong at a [`Violation`]'s path.
+///
+/// The kinds fall in three families: the support check of a raw schema (`Schema*`-like
+/// names such as [`ViolationKind::UnsupportedKeyword`]), the validation of a value against a
+/// compiled schema, and the lossless JSON boundary. [`ViolationKind::family`] tells which.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ViolationKind {
+    // ----- support check of a raw schema -----
+    /// A schema node is not a JSON object (boolean schemas included).
+    NotASchemaObject,
+    /// A keyword outside the subset; the path ends in the keyword.
+    UnsupportedKeyword {
+        /// The keyword as written.
+        keyword: Box<str>,
+    },
+    /// A `default` or `examples` annotation that is not lossless JSON.
+    AnnotationNotLossless,
+    /// A `description` or `title` that is not a string.
+    AnnotationNotString,
+    /// A node declares both `type` and `oneOf`.
+    TypeWithOneOf,
+    /// A constraint keyword on a node with neither `type` nor `oneOf`.
+    RequiresTypeOrOneOf,
+    /// `oneOf` is not an array of at least two schemas.
+    OneOfMalformed,
+    /// A constraint keyword beside `oneOf`.
+    BesideOneOf,
+    /// `type` is an array of types.
+    TypeArray,
+    /// `type` is not one of the seven type names.
+    UnknownType,
+    /// A keyword that does not apply to the node's type.
+    KeywordOnWrongType {
+        /// The node's declared type.
+        ty: JsonType,
+    },
+    /// `properties` is not an object of schemas.
+    PropertiesNotObject,
+    /// `required` is not an array of strings.
+    RequiredMalformed,
+    /// `required` names a key that `properties` does not declare.
+    RequiredUndeclared {
+        /// The undeclared name.
+        name: Box<str>,
+    },
+    /// `additionalProperties` is not a boolean (schema-valued forms are not supported).
+    AdditionalPropertiesNotBoolean,
+    /// `enum` is not a non-empty array of values of the node's type.
+    EnumInvalid {
+        /// The node's declared type.
+        ty: JsonType,
+    },
+    /// `const` is not a value of the node's type.
+    ConstInvalid {
+        /// The node's declared type.
+        ty: JsonType,
+    },
+    /// `const` is not one of the `enum` values.
+    ConstNotInEnum,
+    /// A structured-output schema whose root is not `type: "object"`.
+    NotObjectRooted,
+
+    // ----- value validation -----
+    /// The value has the wrong JSON type.
+    ExpectedType {
+        /// The type the schema asks for.
+        expected: JsonType,
+    },
+    /// A number that is negative zero (the only non-finite-like number `serde_json` holds).
+    NotFiniteNumber,
+    /// The value is not one of the schema's `enum` values.
+    NotInEnum {
+        /// The allowed values.
+        allowed: Vec<Value>,
+    },
+    /// The value is not the schema's `const` value.
+    ConstMismatch {
+        /// The required value.
+        expected: Value,
+    },
+    /// A required property is absent; the path names the property.
+    MissingRequired,
+    /// A property not declared by a closed object; the path names the property.
+    UndeclaredProperty,
+    /// Part of the value is not lossless JSON (it holds negative zero).
+    NotLossless {
+        /// What was checked.
+        scope: LosslessScope,
+    },
+    /// The value matched zero or several `oneOf` branches.
+    OneOfMismatch {
+        /// How many branches matched.
+        matched: usize,
+    },
+
+    // ----- the lossless boundary -----
+    /// Negative zero, which JSON cannot carry losslessly.
+    NegativeZero,
+    /// A NaN or infinite number offered through [`crate::JsonValue::from_f64`].
+    NonFiniteNumber,
+    /// Containers nested deeper than the configured limit.
+    TooDeep {
+        /// The limit in force.
+        limit: usize,
+    },
+}
+
+/// The family a [`ViolationKind`] belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ViolationFamily {
+    /// Reported by the support check of a raw schema (code `UNSUPPORTED_SCHEMA`).
+    Schema,
+    /// Reported by validating a value against a compiled schema.
+    Value,
+    /// Reported by the lossless JSON boundary.
+    Lossless,
+}
+
+impl ViolationKind {
+    /// The family of this kind.
+    pub fn family(&self) -> ViolationFamily {
+        use ViolationKind::*;
+        match self {
+            NotASchemaObject
+            | UnsupportedKeyword { .. }
+            | AnnotationNotLossless
+            | AnnotationNotString
+            | TypeWithOneOf
+            | RequiresTypeOrOneOf
+            | OneOfMalformed
+            | BesideOneOf
+            | TypeArray
+            | UnknownType
+            | KeywordOnWrongType { .. }
+            | PropertiesNotObject
+            | RequiredMalformed
+            | RequiredUndeclared { .. }
+            | AdditionalPropertiesNotBoolean
+            | EnumInvalid { .. }
+            | ConstInvalid { .. }
+            | ConstNotInEnum
+            | NotObjectRooted => ViolationFamily::Schema,
+            ExpectedType { .. }
+            | NotFiniteNumber
+            | NotInEnum { .. }
+            | ConstMismatch { .. }
+            | MissingRequired
+            | UndeclaredProperty
+            | NotLossless { .. }
+            | OneOfMismatch { .. } => ViolationFamily::Value,
+            NegativeZero | NonFiniteNumber | TooDeep { .. } => ViolationFamily::Lossless,
+        }
+    }
+
+    /// A short stable name of the kind, e.g. `"unsupported_keyword"`, for logs and
+    /// structural comparisons.
+    pub fn name(&self) -> &'static str {
+        use ViolationKind::*;
+        match self {
+            NotASchemaObject => "not_a_schema_object",
+            UnsupportedKeyword { .. } => "unsupported_keyword",
+            AnnotationNotLossless => "annotation_not_lossless",
+            AnnotationNotString => "annotation_not_string",
+            TypeWithOneOf => "type_with_one_of",
+            RequiresTypeOrOneOf => "requires_type_or_one_of",
+            OneOfMalformed => "one_of_malformed",
+            BesideOneOf => "beside_one_of",
+            TypeArray => "type_array",
+            UnknownType => "unknown_type",
+            KeywordOnWrongType { .. } => "keyword_on_wrong_type",
+            PropertiesNotObject => "properties_not_object",
+            RequiredMalformed => "required_malformed",
+            RequiredUndeclared { .. } => "required_undeclared",
+            AdditionalPropertiesNotBoolean => "additional_properties_not_boolean",
+            EnumInvalid { .. } => "enum_invalid",
+            ConstInvalid { .. } => "const_invalid",
+            ConstNotInEnum => "const_not_in_enum",
+            NotObjectRooted => "not_object_rooted",
+            ExpectedType { .. } => "expected_type",
+            NotFiniteNumber => "not_finite_number",
+            NotInEnum { .. } => "not_in_enum",
+            ConstMismatch { .. } => "const_mismatch",
+            MissingRequired => "missing_required",
+            UndeclaredProperty => "undeclared_property",
+            NotLossless { .. } => "not_lossless",
+            OneOfMismatch { .. } => "one_of_mismatch",
+            NegativeZero => "negative_zero",
+            NonFiniteNumber => "non_finite_number",
+            TooDeep { .. } => "too_deep",
+        }
+    }
+}
+
+impl fmt::Display for ViolationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ViolationKind::*;
+        match self {
+            NotASchemaObject => f.write_str("a schema must be a JSON object"),
+            UnsupportedKeyword { keyword } => write!(
+                f,
+                "keyword {keyword:?} is outside the supported subset (type, oneOf, properties, required, additionalProperties, items, enum, const; annotations description, title, default, examples)"
+            ),
+            AnnotationNotLossless => f.write_str("annotation must be lossless JSON"),
+            AnnotationNotString => f.write_str("annotation must be a string"),
+            TypeWithOneOf => f.write_str("declares both type and oneOf; use one of them"),
+            RequiresTypeOrOneOf => f.write_str("needs a type or oneOf beside it"),
+            OneOfMalformed => f.write_str("oneOf must be an array of at least two schemas"),
+            BesideOneOf => f.write_str("cannot stand beside oneOf"),
+            TypeArray => {
+                f.write_str("type arrays are not supported; use one type string, or oneOf")
+            }
+            UnknownType => f.write_str(
+                "type must be one of object, array, string, number, integer, boolean, null",
+            ),
+            KeywordOnWrongType { ty } => write!(f, "does not apply to type {:?}", ty.as_str()),
+            PropertiesNotObject => {
+                f.write_str("properties must be an object mapping names to schemas")
+            }
+            RequiredMalformed => f.write_str("required must be an array of strings"),
+            RequiredUndeclared { name } => {
+                write!(
+                    f,
+                    "required names {name:?}, which properties does not declare"
+                )
+            }
+            AdditionalPropertiesNotBoolean => {
+                f.write_str("additionalProperties must be true or false")
+            }
+            EnumInvalid { ty } => write!(f, "enum must be a non-empty array of {ty} values"),
+            ConstInvalid { ty } => write!(f, "const must be {} value", article_for_value(*ty)),
+            ConstNotInEnum => f.write_str("const must be one of the enum values"),
+            NotObjectRooted => {
+                f.write_str("structured output must be object-rooted (type \"object\")")
+            }
+            ExpectedType { expected } => write!(f, "must be {}", expected.with_article()),
+            NotFiniteNumber => {
+                f.write_str("must be a finite JSON number (negative zero is not allowed)")
+            }
+            NotInEnum { allowed } => {
+                write!(f, "must be one of {}", Value::Array(allowed.clone()))
+            }
+            ConstMismatch { expected } => write!(f, "must be {expected}"),
+            MissingRequired => f.write_str("required property is missing"),
+            UndeclaredProperty => {
+                f.write_str("is not a declared property (additionalProperties is false)")
+            }
+            NotLossless { scope } => match scope {
+                LosslessScope::Value => f.write_str("must be a lossless JSON value"),
+                LosslessScope::Object => f.write_str("must be a lossless JSON object"),
+                LosslessScope::Array => f.write_str("must be a dense lossless JSON array"),
+            },
+            OneOfMismatch { matched } => {
+                write!(
+                    f,
+                    "must match exactly one oneOf branch, but matched {matched}"
+                )
+            }
+            NegativeZero => f.write_str("negative zero cannot be carried losslessly by JSON"),
+            NonFiniteNumber => f.write_str("NaN and infinities are not JSON numbers"),
+            TooDeep { limit } => write!(f, "nesting exceeds the depth limit of {limit}"),
+        }
+    }
+}
+
+fn article_for_value(ty: JsonType) -> &'static str {
+    match ty {
+        JsonType::Object => "an object",
+        JsonType::Array => "an array",
+        JsonType::String => "a string",
+        JsonType::Number => "a number",
+        JsonType::Integer => "an integer",
+        JsonType::Boolean => "a boolean",
+        JsonType::Null => "a null",
+    }
+}
+
+/// One problem found in a schema or a value: where ([`Path`]) and what ([`ViolationKind`]).
+///
+/// `Display` renders `<path>: <message>`, naming the root of tool arguments `arguments`.
+///
+/// # Examples
+///
+/// ```
+/// use tools_json::{JsonType, Path, Violation, ViolationKind};
+///
+/// let v = Violation::new(
+///     Path::root("").key("count"),
+///     ViolationKind::ExpectedType { expected: JsonType::Integer },
+/// );
+/// assert_eq!(v.to_string(), "count: must be an integer");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    /// Where the problem is.
+    pub path: Path,
+    /// What the problem is.
+    pub kind: ViolationKind,
+}
+
+impl Violation {
+    /// A violation of `kind` at `path`.
+    pub fn new(path: Path, kind: ViolationKind) -> Violation {
+        Violation { path, kind }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display_name(), self.kind)
+    }
+}
+
+/// Every violation found by one check, in walk order.
+///
+/// Derefs to a slice; `Display` joins the violations with `"; "`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Violations(Vec<Violation>);
+
+impl Violations {
+    /// An empty list.
+    pub const fn new() -> Violations {
+        Violations(Vec::new())
+    }
+
+    /// Whether nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The violations as a vector.
+    pub fn into_vec(self) -> Vec<Violation> {
+        self.0
+    }
+
+    /// Appends a violation.
+    pub fn push(&mut self, violation: Violation) {
+        self.0.push(violation);
+    }
+}
+
+impl From<Vec<Violation>> for Violations {
+    fn from(violations: Vec<Violation>) -> Self {
+        Violations(violations)
+    }
+}
+
+impl Deref for Violations {
+    type Target = [Violation];
+
+    fn deref(&self) -> &[Violation] {
+        &self.0
+    }
+}
+
+impl IntoIterator for Violations {
+    type Item = Violation;
+    type IntoIter = std::vec::IntoIter<Violation>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Violations {
+    type Item = &'a Violation;
+    type IntoIter = std::slice::Iter<'a, Violation>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl fmt::Display for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, violation) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{violation}")?;
+        }
+        Ok(())
+    }
+}

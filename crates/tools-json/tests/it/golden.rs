@@ -1,0 +1,77 @@
+//! The reference outputs in `shared/spec/golden/`, compared structurally (DECISIONS 16):
+//! the same count, order, paths and kinds of violations.
+
+use serde_json::Value;
+use tools_json::{CompiledSchema, check_schema};
+
+use crate::support::{parse, read_shared, reference_signature, signature};
+
+fn reference_violations(result: &Value) -> Vec<(String, String)> {
+    let list = match (result.get("error"), result.get("ok")) {
+        (Some(error), _) => &error["violations"],
+        (None, Some(ok)) if ok.is_array() => ok,
+        _ => return Vec::new(),
+    };
+    list.as_array()
+        .expect("violation list")
+        .iter()
+        .map(|m| reference_signature(m.as_str().expect("message")))
+        .collect()
+}
+
+#[test]
+fn subset_check_matches_the_reference() {
+    let cases = read_shared("spec/golden/json-subset.json");
+    let cases = cases.as_array().expect("array");
+    let mut checked = 0;
+    for case in cases {
+        let schema = parse(case["schema_json"].as_str().expect("schema_json"));
+        let expected = reference_violations(&case["result"]);
+        let ours = match case["fn"].as_str() {
+            Some("assertSupportedJsonSchema") => check_schema(&schema).into_vec(),
+            Some("assertObjectJsonSchema") => {
+                match CompiledSchema::compile_object_rooted(&schema) {
+                    Ok(_) => Vec::new(),
+                    Err(e) => e.violations().to_vec(),
+                }
+            }
+            other => panic!("unexpected fn {other:?}"),
+        };
+        let ours: Vec<_> = ours.iter().map(signature).collect();
+        assert_eq!(ours, expected, "schema {}", case["schema_json"]);
+        // Compiling agrees with the check.
+        assert_eq!(
+            CompiledSchema::compile(&schema).is_ok(),
+            check_schema(&schema).is_empty()
+        );
+        tools_json::drop_deep(schema);
+        checked += 1;
+    }
+    assert_eq!(checked, cases.len());
+    assert!(checked >= 60);
+}
+
+#[test]
+fn validation_matches_the_reference() {
+    let cases = read_shared("spec/golden/validate.json");
+    let cases = cases.as_array().expect("array");
+    for case in cases {
+        let schema = parse(case["schema_json"].as_str().expect("schema_json"));
+        let value = parse(case["value_json"].as_str().expect("value_json"));
+        let root = case["path"].as_str().expect("path");
+        let expected = reference_violations(&case["result"]);
+        let compiled = CompiledSchema::compile(&schema)
+            .unwrap_or_else(|e| panic!("golden schema {schema} rejected: {e}"));
+        let violations = compiled.validate(&value, root);
+        let ours: Vec<_> = violations.iter().map(signature).collect();
+        assert_eq!(
+            ours, expected,
+            "schema {} value {} root {root:?}",
+            case["schema_json"], case["value_json"]
+        );
+        assert_eq!(compiled.is_valid(&value), expected.is_empty());
+        tools_json::drop_deep(schema);
+        tools_json::drop_deep(value);
+    }
+    assert!(cases.len() >= 50);
+}

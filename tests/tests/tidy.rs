@@ -1,0 +1,276 @@
+//! Tidy checks over the whole workspace: the layer order of the crates, crate docs, the
+//! unsafe-code ban, inherited lints and dependencies, the codemap, and banned markers.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The library crates, lowest layer first. A crate may depend only on crates before it.
+const LAYERS: [&str; 7] = [
+    "tools-json",
+    "tools-schema",
+    "tools-presentation",
+    "tools-registry",
+    "tools-pipeline",
+    "tools-codemode",
+    "tools-runtime",
+];
+
+/// Crates allowed to hold `unsafe` code in one module (engine bindings); none yet.
+const UNSAFE_EXCEPTIONS: [&str; 0] = [];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn metadata() -> Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("metadata is JSON")
+}
+
+fn rank(name: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| *layer == name)
+}
+
+#[test]
+fn every_layer_crate_exists() {
+    let metadata = metadata();
+    let names: Vec<&str> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    for layer in LAYERS {
+        assert!(names.contains(&layer), "crate {layer} is missing");
+    }
+}
+
+#[test]
+fn no_crate_depends_on_a_higher_layer() {
+    let metadata = metadata();
+    let mut violations = Vec::new();
+    for package in metadata["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap();
+        let Some(own) = rank(name) else { continue };
+        for dep in package["dependencies"].as_array().unwrap() {
+            let dep_name = dep["name"].as_str().unwrap();
+            // Dev-dependencies may reach upward only for tests; normal and build ones may not.
+            if dep["kind"].as_str() == Some("dev") {
+                continue;
+            }
+            if let Some(theirs) = rank(dep_name)
+                && theirs >= own
+            {
+                violations.push(format!("{name} depends on {dep_name}"));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "layering broken (order: {}): {violations:?}",
+        LAYERS.join(" → ")
+    );
+}
+
+#[test]
+fn low_layers_stay_free_of_async_runtimes() {
+    // tools-json, tools-schema and tools-presentation are contract crates: no tokio, no tower.
+    let metadata = metadata();
+    for package in metadata["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap();
+        if !matches!(rank(name), Some(0..=2)) {
+            continue;
+        }
+        for dep in package["dependencies"].as_array().unwrap() {
+            let dep_name = dep["name"].as_str().unwrap();
+            if dep["kind"].as_str() == Some("dev") {
+                continue;
+            }
+            assert!(
+                !matches!(
+                    dep_name,
+                    "tokio" | "tower" | "tower-layer" | "tower-service"
+                ),
+                "{name} must not depend on {dep_name}"
+            );
+        }
+    }
+}
+
+fn member_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    dirs.push(root().join("xtask"));
+    dirs.push(root().join("tests"));
+    dirs
+}
+
+#[test]
+fn every_crate_has_a_crate_doc_and_forbids_unsafe_code() {
+    for dir in member_dirs() {
+        let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
+        let root_file = ["src/lib.rs", "src/main.rs"]
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{name} has no crate root"));
+        let text = std::fs::read_to_string(&root_file).unwrap();
+        assert!(
+            text.starts_with("//!") || text.starts_with("#![doc = include_str!"),
+            "{} must open with a crate-level doc",
+            root_file.display()
+        );
+        if text.starts_with("#![doc = include_str!(\"../README.md\")]") {
+            let readme = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default();
+            assert!(
+                readme.trim().len() > 100,
+                "{name}/README.md is the crate doc"
+            );
+        }
+        if !UNSAFE_EXCEPTIONS.contains(&name.as_str()) {
+            assert!(
+                text.contains("#![forbid(unsafe_code)]"),
+                "{} must forbid unsafe code",
+                root_file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_member_inherits_lints_and_workspace_dependencies() {
+    for dir in member_dirs() {
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(
+            manifest.contains("[lints]\nworkspace = true"),
+            "{} must inherit the workspace lints",
+            dir.display()
+        );
+        let mut section = String::new();
+        for line in manifest.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                section = line.to_owned();
+                continue;
+            }
+            let is_dependency_section = section.ends_with("dependencies]");
+            if is_dependency_section && !line.is_empty() && !line.starts_with('#') {
+                assert!(
+                    line.contains("workspace = true") || line.contains(".workspace = true"),
+                    "{}: dependency `{line}` must come from [workspace.dependencies]",
+                    dir.display()
+                );
+            }
+        }
+    }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n == "target") {
+                continue;
+            }
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn sources_open_with_module_docs_and_carry_no_banned_markers() {
+    let mut files = Vec::new();
+    for dir in member_dirs() {
+        rust_files(&dir, &mut files);
+    }
+    assert!(files.len() > 10);
+    let banned = [
+        concat!("#[", "ignore"),
+        concat!("dbg", "!("),
+        concat!("todo", "!("),
+        concat!("unimplemented", "!("),
+    ];
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.starts_with("//!") || text.starts_with("#![doc"),
+            "{} must open with a `//!` module doc",
+            file.display()
+        );
+        for marker in banned {
+            assert!(
+                !text.contains(marker),
+                "{} contains {marker}",
+                file.display()
+            );
+        }
+        for (i, line) in text.lines().enumerate() {
+            assert!(
+                line.trim_end() == line,
+                "{}:{} has trailing white space",
+                file.display(),
+                i + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn the_codemap_names_every_member() {
+    let architecture = std::fs::read_to_string(root().join("docs/ARCHITECTURE.md")).unwrap();
+    for dir in member_dirs() {
+        let relative = dir
+            .strip_prefix(root())
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            architecture.contains(&format!("### {relative}")),
+            "docs/ARCHITECTURE.md has no `### {relative}` codemap entry"
+        );
+    }
+}
+
+#[test]
+fn the_readme_opens_with_the_two_commands_that_ci_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let head: String = readme.lines().take(30).collect::<Vec<_>>().join("\n");
+    assert!(
+        head.contains("cargo test --workspace"),
+        "README must give the test command"
+    );
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.contains("cargo test --workspace"),
+        ".ci/run must run the README's test command"
+    );
+}

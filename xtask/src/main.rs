@@ -1,0 +1,113 @@
+//! `cargo xtask`: the workspace's development commands.
+//!
+//! - `cargo xtask check [--skip-test]`: `cargo fmt --all --check`, `cargo clippy --workspace
+//!   --all-targets -- -D warnings`, `cargo test --workspace`, then `cargo deny check bans
+//!   licenses sources` when cargo-deny is installed (skipped, with a note, when not).
+//! - `cargo xtask codegen [--check]`: regenerates the committed generated files
+//!   (`docs/error-codes.md`); with `--check`, fails instead of writing when one is stale.
+// A command-line tool talks to its user on stdout and stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_macros)]
+#![forbid(unsafe_code)]
+
+mod codegen;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("check") => check(&args[1..]),
+        Some("codegen") => codegen::run(args.iter().skip(1).any(|a| a == "--check")),
+        Some("help" | "--help" | "-h") | None => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  check [--skip-test]   fmt --check, clippy -D warnings, test --workspace, deny (when installed)
+  codegen [--check]     regenerate committed generated files (--check: fail when stale)";
+
+/// The workspace root.
+pub(crate) fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn cargo() -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.current_dir(project_root());
+    command
+}
+
+fn run_step(name: &str, mut command: Command) -> Result<(), String> {
+    println!("xtask: running {name}");
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot start {name}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{name} failed ({status})"))
+    }
+}
+
+fn check(args: &[String]) -> Result<(), String> {
+    let skip_test = args.iter().any(|a| a == "--skip-test");
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    run_step("cargo fmt --all --check", fmt)?;
+
+    let mut clippy = cargo();
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    run_step(
+        "cargo clippy --workspace --all-targets -- -D warnings",
+        clippy,
+    )?;
+
+    if skip_test {
+        println!("xtask: skipping cargo test --workspace (--skip-test)");
+    } else {
+        let mut test = cargo();
+        test.args(["test", "--workspace"]);
+        run_step("cargo test --workspace", test)?;
+    }
+
+    let deny_installed = Command::new("cargo-deny")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if deny_installed {
+        let mut deny = cargo();
+        deny.args(["deny", "check", "bans", "licenses", "sources"]);
+        run_step("cargo deny check bans licenses sources", deny)?;
+    } else {
+        println!(
+            "xtask: cargo-deny is not installed; skipping `cargo deny check bans licenses sources` \
+             (install it with `cargo install cargo-deny --locked`)"
+        );
+    }
+    println!("xtask: check passed");
+    Ok(())
+}
