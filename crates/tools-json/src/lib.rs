@@ -14,7 +14,8 @@ pub use error::Error;
 pub use path::{Path, Segment};
 pub use schema::{CompiledSchema, check_schema};
 pub use value::{
-    DEFAULT_MAX_DEPTH, JsonValue, Limits, clone_deep, drop_deep, is_lossless, is_negative_zero,
+    DEFAULT_MAX_DEPTH, JsonValue, Limits, canonicalize_numbers, clone_deep, drop_deep, is_lossless,
+    is_negative_zero,
 };
 pub use violation::{
     JsonType, LosslessScope, Violation, ViolationFamily, ViolationKind, Violations,

@@ -442,6 +442,33 @@ fn item_is_plain_scalar(value: &Value) -> bool {
     }
 }
 
+/// Rewrites every integral float of `value` (`1.0`, `1e2`) as an integer, in place, as the
+/// boundary does; negative zero and other floats are left as they are. No depth limit and
+/// no recursion.
+///
+/// Used for JSON that does not cross the boundary as a [`JsonValue`], such as schemas
+/// (whose `enum`, `const`, `default` and `examples` the model should see in canonical
+/// form).
+pub fn canonicalize_numbers(value: &mut Value) {
+    let mut stack: Vec<&mut Value> = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Number(n) => {
+                if let Some(integer) = n
+                    .as_f64()
+                    .filter(|_| n.is_f64())
+                    .and_then(integral_float_to_integer)
+                {
+                    *n = integer;
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            _ => {}
+        }
+    }
+}
+
 /// Drops a value of any depth without deep recursion.
 ///
 /// `serde_json`'s own drop recurses once per level, which overflows a small thread stack
@@ -641,6 +668,13 @@ mod tests {
         assert!(JsonValue::parse_with_limits("[[1]]", &limits).is_err());
         assert!(JsonValue::parse_with_limits(r#"["[[[" ]"#, &limits).is_ok());
         assert!(JsonValue::parse_with_limits(r#"["\"[[[" ]"#, &limits).is_ok());
+    }
+
+    #[test]
+    fn canonicalize_numbers_rewrites_integral_floats_only() {
+        let mut v = json!({"a": [1.0, 2.5, -0.0, {"b": 1e2}], "c": "1.0"});
+        canonicalize_numbers(&mut v);
+        assert_eq!(v.to_string(), r#"{"a":[1,2.5,-0.0,{"b":100}],"c":"1.0"}"#);
     }
 
     #[test]

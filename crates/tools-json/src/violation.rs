@@ -94,9 +94,12 @@ pub enum LosslessScope {
 
 /// What is wrong at a [`Violation`]'s path.
 ///
-/// The kinds fall in three families: the support check of a raw schema (`Schema*`-like
-/// names such as [`ViolationKind::UnsupportedKeyword`]), the validation of a value against a
-/// compiled schema, and the lossless JSON boundary. [`ViolationKind::family`] tells which.
+/// The kinds fall in three families: schema problems (the support check of a raw schema,
+/// such as [`ViolationKind::UnsupportedKeyword`], and the author DSL's checks in
+/// `tools-schema`, such as [`ViolationKind::OpennessNotExplicit`]), the validation of a value
+/// against a compiled schema, and the lossless JSON boundary. [`ViolationKind::family`] tells
+/// which. The vocabulary lives here, in the lowest crate, so that every crate reports
+/// violations of one type.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ViolationKind {
@@ -154,6 +157,27 @@ pub enum ViolationKind {
     ConstNotInEnum,
     /// A structured-output schema whose root is not `type: "object"`.
     NotObjectRooted,
+
+    // ----- the author DSL (`tools-schema`), reported before compilation -----
+    /// An author schema node that is not an object.
+    NotAValueSchema,
+    /// A parameter or property map that is not an object.
+    PropertyMapNotObject,
+    /// A property's `required` flag that is not `true`.
+    RequiredNotTrue,
+    /// A key outside the author DSL's vocabulary for this node; the path ends in the key.
+    UnsupportedByDsl {
+        /// The key as written.
+        key: Box<str>,
+    },
+    /// An object node without an explicit boolean `additionalProperties`.
+    OpennessNotExplicit,
+    /// An author `oneOf` that is not an array.
+    DslOneOfMalformed,
+    /// An author `enum` that is not an array.
+    DslEnumMalformed,
+    /// A missing or unknown author `type`.
+    UnknownDslType,
 
     // ----- value validation -----
     /// The value has the wrong JSON type.
@@ -234,7 +258,15 @@ impl ViolationKind {
             | EnumInvalid { .. }
             | ConstInvalid { .. }
             | ConstNotInEnum
-            | NotObjectRooted => ViolationFamily::Schema,
+            | NotObjectRooted
+            | NotAValueSchema
+            | PropertyMapNotObject
+            | RequiredNotTrue
+            | UnsupportedByDsl { .. }
+            | OpennessNotExplicit
+            | DslOneOfMalformed
+            | DslEnumMalformed
+            | UnknownDslType => ViolationFamily::Schema,
             ExpectedType { .. }
             | NotFiniteNumber
             | NotInEnum { .. }
@@ -271,6 +303,14 @@ impl ViolationKind {
             ConstInvalid { .. } => "const_invalid",
             ConstNotInEnum => "const_not_in_enum",
             NotObjectRooted => "not_object_rooted",
+            NotAValueSchema => "not_a_value_schema",
+            PropertyMapNotObject => "property_map_not_object",
+            RequiredNotTrue => "required_not_true",
+            UnsupportedByDsl { .. } => "unsupported_by_dsl",
+            OpennessNotExplicit => "openness_not_explicit",
+            DslOneOfMalformed => "dsl_one_of_malformed",
+            DslEnumMalformed => "dsl_enum_malformed",
+            UnknownDslType => "unknown_dsl_type",
             ExpectedType { .. } => "expected_type",
             NotFiniteNumber => "not_finite_number",
             NotInEnum { .. } => "not_in_enum",
@@ -327,6 +367,22 @@ impl fmt::Display for ViolationKind {
             NotObjectRooted => {
                 f.write_str("structured output must be object-rooted (type \"object\")")
             }
+            NotAValueSchema => f.write_str("a value schema must be a JSON object"),
+            PropertyMapNotObject => {
+                f.write_str("must be an object mapping property names to value schemas")
+            }
+            RequiredNotTrue => f.write_str("required must be true when present"),
+            UnsupportedByDsl { key } => {
+                write!(f, "key {key:?} is not part of the value schema DSL for this node")
+            }
+            OpennessNotExplicit => f.write_str(
+                "an object schema must set additionalProperties explicitly to true or false",
+            ),
+            DslOneOfMalformed => f.write_str("oneOf must be an array of at least two value schemas"),
+            DslEnumMalformed => f.write_str("enum must be a non-empty array of scalar values"),
+            UnknownDslType => f.write_str(
+                "type must be string, number, integer, boolean, null, array, object or json (or use oneOf)",
+            ),
             ExpectedType { expected } => write!(f, "must be {}", expected.with_article()),
             NotFiniteNumber => {
                 f.write_str("must be a finite JSON number (negative zero is not allowed)")

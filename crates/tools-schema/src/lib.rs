@@ -1,5 +1,16 @@
-//! `tools-schema`: the typed author DSL: parameter and value specs compiled to the enforced JSON Schema subset, typed arguments and outputs.
-//!
-//! **Not built yet.** This crate holds its place in the workspace's layer order
-//! (see `docs/ARCHITECTURE.md`); its contents arrive with issue #3.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
+
+mod compile;
+mod dsl;
+mod error;
+pub mod testing;
+mod typed;
+
+pub use dsl::{
+    AnySchema, ArraySchema, BooleanSchema, IntegerSchema, NullSchema, NumberSchema, ObjectSchema,
+    OneOfSchema, Params, Schema, StringSchema, params,
+};
+pub use error::Error;
+pub use tools_json::{CompiledSchema, ErrorCode, JsonValue, Violation, ViolationKind, Violations};
+pub use typed::{ArgsSchema, OutputSchema, Validated};

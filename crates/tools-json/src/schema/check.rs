@@ -13,34 +13,9 @@
 
 use serde_json::{Map, Value};
 
+use super::keys::{Key, Keys};
 use crate::value::{Step, materialize_path};
 use crate::{JsonType, Limits, Violation, ViolationKind, Violations, is_lossless};
-
-/// The keywords of the subset.
-pub(crate) const KEYWORDS: [&str; 12] = [
-    "type",
-    "oneOf",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "description",
-    "title",
-    "default",
-    "examples",
-];
-
-/// The constraint keywords, in the fixed order the check reports them.
-pub(crate) const CONSTRAINTS: [&str; 6] = [
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-];
 
 /// Which constraint keywords each type admits.
 fn admits(ty: JsonType, keyword: &str) -> bool {
@@ -108,28 +83,34 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                     report!(at, ViolationKind::NotASchemaObject);
                     continue;
                 };
-                for (key, value) in map {
-                    if !KEYWORDS.contains(&key.as_str()) {
-                        report!(at, key key, ViolationKind::UnsupportedKeyword { keyword: key.as_str().into() });
-                    } else if (key == "default" || key == "examples")
-                        && !annotation_ok(value, limits)
-                    {
-                        report!(at, key key, ViolationKind::AnnotationNotLossless);
+                let mut pending: Vec<(&str, ViolationKind)> = Vec::new();
+                let keys = Keys::classify(map, |name, value, key| match key {
+                    Key::Unknown => pending.push((
+                        name,
+                        ViolationKind::UnsupportedKeyword {
+                            keyword: name.into(),
+                        },
+                    )),
+                    Key::Data if !annotation_ok(value, limits) => {
+                        pending.push((name, ViolationKind::AnnotationNotLossless));
                     }
+                    Key::Data | Key::Known => {}
+                });
+                for (name, kind) in pending {
+                    report!(at, key name, kind);
                 }
-                for key in ["description", "title"] {
-                    if map.get(key).is_some_and(|v| !v.is_string()) {
-                        report!(at, key key, ViolationKind::AnnotationNotString);
-                    }
+                if keys.description.is_some_and(|v| !v.is_string()) {
+                    report!(at, key "description", ViolationKind::AnnotationNotString);
                 }
-                let ty = map.get("type");
-                let one_of = map.get("oneOf");
-                if ty.is_some() && one_of.is_some() {
+                if keys.title.is_some_and(|v| !v.is_string()) {
+                    report!(at, key "title", ViolationKind::AnnotationNotString);
+                }
+                if keys.ty.is_some() && keys.one_of.is_some() {
                     report!(at, ViolationKind::TypeWithOneOf);
                     continue;
                 }
-                let (Some(ty), None) = (ty, one_of) else {
-                    if let Some(one_of) = one_of {
+                let (Some(ty), None) = (keys.ty, keys.one_of) else {
+                    if let Some(one_of) = keys.one_of {
                         match one_of.as_array() {
                             Some(branches) if branches.len() >= 2 => {
                                 stack.push(Task::BesideOneOf(map, at));
@@ -145,10 +126,8 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                             }
                         }
                     } else {
-                        for key in CONSTRAINTS {
-                            if map.contains_key(key) {
-                                report!(at, key key, ViolationKind::RequiresTypeOrOneOf);
-                            }
+                        for key in keys.constraints() {
+                            report!(at, key key, ViolationKind::RequiresTypeOrOneOf);
                         }
                     }
                     continue;
@@ -170,15 +149,15 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                         continue;
                     }
                 };
-                for key in CONSTRAINTS {
-                    if map.contains_key(key) && !admits(ty, key) {
+                for key in keys.constraints() {
+                    if !admits(ty, key) {
                         report!(at, key key, ViolationKind::KeywordOnWrongType { ty });
                     }
                 }
                 match ty {
                     JsonType::Object => {
                         stack.push(Task::ObjectTail(map, at));
-                        match map.get("properties") {
+                        match keys.properties {
                             None => {}
                             Some(Value::Object(properties)) => {
                                 let props_id = child(&mut arena, at, Step::Key("properties"));
@@ -195,13 +174,13 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                         }
                     }
                     JsonType::Array => {
-                        if let Some(items) = map.get("items") {
+                        if let Some(items) = keys.items {
                             let id = child(&mut arena, at, Step::Key("items"));
                             stack.push(Task::Visit(items, id));
                         }
                     }
                     scalar => {
-                        let enum_ok = match map.get("enum") {
+                        let enum_ok = match keys.enumeration {
                             None => None,
                             Some(values) => {
                                 let ok = values.as_array().is_some_and(|values| {
@@ -214,11 +193,11 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                                 Some(ok)
                             }
                         };
-                        if let Some(constant) = map.get("const") {
+                        if let Some(constant) = keys.constant {
                             if !is_scalar_of(scalar, constant) {
                                 report!(at, key "const", ViolationKind::ConstInvalid { ty: scalar });
                             } else if enum_ok == Some(true) {
-                                let members = map.get("enum").and_then(Value::as_array);
+                                let members = keys.enumeration.and_then(Value::as_array);
                                 let found = members.is_some_and(|members| {
                                     members
                                         .iter()
@@ -233,17 +212,17 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                 }
             }
             Task::BesideOneOf(map, at) => {
-                for key in CONSTRAINTS {
-                    if map.contains_key(key) {
-                        report!(at, key key, ViolationKind::BesideOneOf);
-                    }
+                let keys = Keys::classify(map, |_, _, _| {});
+                for key in keys.constraints() {
+                    report!(at, key key, ViolationKind::BesideOneOf);
                 }
             }
             Task::ObjectTail(map, at) => {
-                if let Some(required) = map.get("required") {
+                let keys = Keys::classify(map, |_, _, _| {});
+                if let Some(required) = keys.required {
                     match required.as_array() {
                         Some(names) if names.iter().all(Value::is_string) => {
-                            let declared = map.get("properties").and_then(Value::as_object);
+                            let declared = keys.properties.and_then(Value::as_object);
                             for name in names.iter().filter_map(Value::as_str) {
                                 if !declared.is_some_and(|d| d.contains_key(name)) {
                                     report!(at, key "required", ViolationKind::RequiredUndeclared { name: name.into() });
@@ -253,10 +232,7 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                         _ => report!(at, key "required", ViolationKind::RequiredMalformed),
                     }
                 }
-                if map
-                    .get("additionalProperties")
-                    .is_some_and(|v| !v.is_boolean())
-                {
+                if keys.additional.is_some_and(|v| !v.is_boolean()) {
                     report!(at, key "additionalProperties", ViolationKind::AdditionalPropertiesNotBoolean);
                 }
             }

@@ -3,6 +3,7 @@
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::keys::Keys;
 use crate::JsonType;
 
 /// Declared properties of an object node: name → node, in declaration order.
@@ -50,7 +51,8 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
         let Some(map) = schema.as_object() else {
             continue;
         };
-        let node = if let Some(branches) = map.get("oneOf").and_then(Value::as_array) {
+        let keys = Keys::classify(map, |_, _, _| {});
+        let node = if let Some(branches) = keys.one_of.and_then(Value::as_array) {
             let ids: Vec<NodeId> = branches
                 .iter()
                 .map(|branch| {
@@ -61,14 +63,14 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                 .collect();
             Node::OneOf(ids.into())
         } else {
-            match map
-                .get("type")
+            match keys
+                .ty
                 .and_then(Value::as_str)
                 .and_then(JsonType::from_name)
             {
                 None => Node::Any,
                 Some(JsonType::Array) => Node::Array {
-                    items: map.get("items").map(|items| {
+                    items: keys.items.map(|items| {
                         let id = alloc(&mut nodes);
                         work.push((items, id as usize));
                         id
@@ -76,7 +78,8 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                 },
                 Some(JsonType::Object) => {
                     let mut properties = PropertyMap::default();
-                    if let Some(props) = map.get("properties").and_then(Value::as_object) {
+                    if let Some(props) = keys.properties.and_then(Value::as_object) {
+                        properties.reserve(props.len());
                         for (name, schema) in props {
                             let id = alloc(&mut nodes);
                             work.push((schema, id as usize));
@@ -84,8 +87,8 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                         }
                     }
                     // The support check guarantees that every required name is declared.
-                    let required = map
-                        .get("required")
+                    let required = keys
+                        .required
                         .and_then(Value::as_array)
                         .map(|names| {
                             names
@@ -99,16 +102,16 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                     Node::Object {
                         properties,
                         required,
-                        closed: map.get("additionalProperties") == Some(&Value::Bool(false)),
+                        closed: keys.additional == Some(&Value::Bool(false)),
                     }
                 }
                 Some(ty) => Node::Scalar {
                     ty,
-                    allowed: map
-                        .get("enum")
+                    allowed: keys
+                        .enumeration
                         .and_then(Value::as_array)
                         .map(|values| values.clone().into_boxed_slice()),
-                    constant: map.get("const").cloned(),
+                    constant: keys.constant.cloned(),
                 },
             }
         };

@@ -2,6 +2,7 @@
 
 mod check;
 mod compile;
+mod keys;
 mod validate;
 
 use std::fmt;
@@ -78,6 +79,20 @@ impl CompiledSchema {
         Ok(CompiledSchema::from_checked(crate::clone_deep(schema)))
     }
 
+    /// As [`CompiledSchema::compile`], taking the schema by value (no copy is made).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedSchema`] with every violation; the schema is dropped.
+    pub fn compile_owned(schema: Value) -> Result<CompiledSchema, Error> {
+        let violations = check::check(&schema, "schema", &Limits::default());
+        if !violations.is_empty() {
+            crate::drop_deep(schema);
+            return Err(Error::UnsupportedSchema { violations });
+        }
+        Ok(CompiledSchema::from_checked(schema))
+    }
+
     /// Checks and compiles a structured-output schema, which must be object-rooted.
     ///
     /// When the support check finds violations, only those are reported; otherwise a root
@@ -101,12 +116,14 @@ impl CompiledSchema {
         }
     }
 
-    fn from_checked(source: Value) -> CompiledSchema {
+    fn from_checked(mut source: Value) -> CompiledSchema {
+        crate::canonicalize_numbers(&mut source);
         let nodes = compile::compile(&source);
         CompiledSchema(Arc::new(Inner { source, nodes }))
     }
 
-    /// The schema as given (the model-facing JSON).
+    /// The schema as given, with integral floats written as integers (the model-facing
+    /// JSON).
     pub fn as_json(&self) -> &Value {
         &self.0.source
     }

@@ -12,11 +12,14 @@ use crate::value::{Step, materialize_path};
 use crate::{JsonType, LosslessScope, Violation, ViolationKind, Violations, is_lossless};
 
 enum Task<'a> {
-    /// Validate `value` against node `node`; `at` is the value's path id.
+    /// Validate `value` against node `node`. The value's path is `step` below the arena
+    /// entry `parent`; it enters the arena only when needed (a container's children, or a
+    /// violation), so valid scalars cost no path bookkeeping.
     Visit {
         node: NodeId,
         value: &'a Value,
-        at: u32,
+        parent: u32,
+        step: Step<'a>,
     },
     /// After an object's members: if nothing was reported since `mark` and an undeclared
     /// member was not lossless (`lossy`), the object is reported.
@@ -27,7 +30,8 @@ enum Task<'a> {
     OneOf {
         node: NodeId,
         value: &'a Value,
-        at: u32,
+        parent: u32,
+        step: Step<'a>,
         next: usize,
         matched: usize,
         /// Set when the branch run before `next` failed (a cut landed on this task).
@@ -79,7 +83,8 @@ impl<'a> Walk<'a> {
         stack.push(Task::Visit {
             node: 0,
             value,
-            at: 0,
+            parent: 0,
+            step: Step::Root,
         });
         Walk {
             nodes,
@@ -127,9 +132,9 @@ impl<'a> Walk<'a> {
 
     /// Like [`Walk::fail`], for a failure whose kind is costly to build (it is only built
     /// when reported).
-    fn fail_with(&mut self, at: u32, kind: impl FnOnce() -> ViolationKind) {
+    fn fail_with(&mut self, parent: u32, step: Step<'a>, kind: impl FnOnce() -> ViolationKind) {
         if self.reporting() {
-            self.fail(at, kind());
+            self.fail_at(parent, step, kind());
         } else {
             self.fail_quietly();
         }
@@ -138,13 +143,19 @@ impl<'a> Walk<'a> {
     fn run(&mut self) {
         while let Some(task) = self.stack.pop() {
             match task {
-                Task::Visit { node, value, at } => self.visit(node, value, at),
+                Task::Visit {
+                    node,
+                    value,
+                    parent,
+                    step,
+                } => self.visit(node, value, parent, step),
                 Task::Undeclared { at } => self.fail(at, ViolationKind::UndeclaredProperty),
                 Task::ObjectTail { at, mark, lossy } => self.object_tail(at, mark, lossy),
                 Task::OneOf {
                     node,
                     value,
-                    at,
+                    parent,
+                    step,
                     next,
                     mut matched,
                     failed,
@@ -161,7 +172,8 @@ impl<'a> Walk<'a> {
                         self.stack.push(Task::OneOf {
                             node,
                             value,
-                            at,
+                            parent,
+                            step,
                             next: next + 1,
                             matched,
                             failed: false,
@@ -171,13 +183,14 @@ impl<'a> Walk<'a> {
                         self.stack.push(Task::Visit {
                             node: branch,
                             value,
-                            at,
+                            parent,
+                            step,
                         });
                     } else {
                         self.floor = saved_floor;
                         self.probing -= 1;
                         if matched != 1 {
-                            self.fail(at, ViolationKind::OneOfMismatch { matched });
+                            self.fail_at(parent, step, ViolationKind::OneOfMismatch { matched });
                         }
                     }
                 }
@@ -192,15 +205,26 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn visit(&mut self, node: NodeId, value: &'a Value, at: u32) {
+    /// Fails at the path `step` below `parent`, entering it in the arena first.
+    fn fail_at(&mut self, parent: u32, step: Step<'a>, kind: ViolationKind) {
+        if self.reporting() {
+            let at = self.child(parent, step);
+            self.fail(at, kind);
+        } else {
+            self.fail_quietly();
+        }
+    }
+
+    fn visit(&mut self, node: NodeId, value: &'a Value, parent: u32, step: Step<'a>) {
         let Some(schema) = self.nodes.get(node as usize) else {
             return;
         };
         match schema {
             Node::Any => {
                 if !is_lossless(value) {
-                    self.fail(
-                        at,
+                    self.fail_at(
+                        parent,
+                        step,
                         ViolationKind::NotLossless {
                             scope: LosslessScope::Value,
                         },
@@ -212,7 +236,8 @@ impl<'a> Walk<'a> {
                 self.stack.push(Task::OneOf {
                     node,
                     value,
-                    at,
+                    parent,
+                    step,
                     next: 0,
                     matched: 0,
                     failed: false,
@@ -223,11 +248,19 @@ impl<'a> Walk<'a> {
                 ty,
                 allowed,
                 constant,
-            } => self.scalar(*ty, allowed.as_deref(), constant.as_ref(), value, at),
+            } => self.scalar(
+                *ty,
+                allowed.as_deref(),
+                constant.as_ref(),
+                value,
+                parent,
+                step,
+            ),
             Node::Array { items } => {
                 let Value::Array(elements) = value else {
-                    self.fail(
-                        at,
+                    self.fail_at(
+                        parent,
+                        step,
                         ViolationKind::ExpectedType {
                             expected: JsonType::Array,
                         },
@@ -236,19 +269,21 @@ impl<'a> Walk<'a> {
                 };
                 match items {
                     Some(items) => {
+                        let at = self.child(parent, step);
                         for (index, element) in elements.iter().enumerate().rev() {
-                            let id = self.child(at, Step::Index(index));
                             self.stack.push(Task::Visit {
                                 node: *items,
                                 value: element,
-                                at: id,
+                                parent: at,
+                                step: Step::Index(index),
                             });
                         }
                     }
                     None => {
                         if !elements.iter().all(is_lossless) {
-                            self.fail(
-                                at,
+                            self.fail_at(
+                                parent,
+                                step,
                                 ViolationKind::NotLossless {
                                     scope: LosslessScope::Array,
                                 },
@@ -263,14 +298,16 @@ impl<'a> Walk<'a> {
                 closed,
             } => {
                 let Value::Object(members) = value else {
-                    self.fail(
-                        at,
+                    self.fail_at(
+                        parent,
+                        step,
                         ViolationKind::ExpectedType {
                             expected: JsonType::Object,
                         },
                     );
                     return;
                 };
+                let at = self.child(parent, step);
                 self.object(properties, required, *closed, members, at);
             }
         }
@@ -293,8 +330,18 @@ impl<'a> Walk<'a> {
         present.resize(properties.len(), None);
         let mut undeclared_lossy = false;
         let mut undeclared: Vec<&'a str> = Vec::new();
+        // Arguments usually list their keys in declaration order: try the next declared name
+        // before hashing.
+        let mut cursor = 0;
         for (key, member) in members {
-            match properties.get_index_of(key.as_str()) {
+            let index = match properties.get_index(cursor) {
+                Some((name, _)) if **name == **key => Some(cursor),
+                _ => properties.get_index_of(key.as_str()),
+            };
+            if let Some(index) = index {
+                cursor = index + 1;
+            }
+            match index {
                 Some(index) => present[index] = Some(member),
                 None if closed => undeclared.push(key),
                 None => undeclared_lossy |= !is_lossless(member),
@@ -332,11 +379,11 @@ impl<'a> Walk<'a> {
             let (Some(member), Some((name, &child))) = (member, properties.get_index(index)) else {
                 continue;
             };
-            let id = self.child(at, Step::Key(name));
             self.stack.push(Task::Visit {
                 node: child,
                 value: member,
-                at: id,
+                parent: at,
+                step: Step::Key(name),
             });
         }
         self.present = present;
@@ -361,7 +408,8 @@ impl<'a> Walk<'a> {
         allowed: Option<&[Value]>,
         constant: Option<&Value>,
         value: &'a Value,
-        at: u32,
+        parent: u32,
+        step: Step<'a>,
     ) {
         let type_ok = match (ty, value) {
             (JsonType::String, Value::String(_))
@@ -369,7 +417,7 @@ impl<'a> Walk<'a> {
             | (JsonType::Null, Value::Null) => true,
             (JsonType::Number, Value::Number(n)) => {
                 if crate::is_negative_zero(n) {
-                    self.fail(at, ViolationKind::NotFiniteNumber);
+                    self.fail_at(parent, step, ViolationKind::NotFiniteNumber);
                     return;
                 }
                 true
@@ -378,13 +426,13 @@ impl<'a> Walk<'a> {
             _ => false,
         };
         if !type_ok {
-            self.fail(at, ViolationKind::ExpectedType { expected: ty });
+            self.fail_at(parent, step, ViolationKind::ExpectedType { expected: ty });
             return;
         }
         if let Some(allowed) = allowed
             && !allowed.iter().any(|member| json_scalar_eq(member, value))
         {
-            self.fail_with(at, || ViolationKind::NotInEnum {
+            self.fail_with(parent, step, || ViolationKind::NotInEnum {
                 allowed: allowed.to_vec(),
             });
             return;
@@ -392,7 +440,7 @@ impl<'a> Walk<'a> {
         if let Some(constant) = constant
             && !json_scalar_eq(constant, value)
         {
-            self.fail_with(at, || ViolationKind::ConstMismatch {
+            self.fail_with(parent, step, || ViolationKind::ConstMismatch {
                 expected: constant.clone(),
             });
         }

@@ -4,7 +4,8 @@
 use serde_json::Value;
 use tools_json::{CompiledSchema, check_schema};
 
-use crate::support::{parse, read_shared, reference_signature, signature};
+use crate::reference::{reference_signature, signature};
+use crate::support::{parse, read_shared};
 
 fn reference_violations(result: &Value) -> Vec<(String, String)> {
     let list = match (result.get("error"), result.get("ok")) {

@@ -14,5 +14,6 @@ mod conformance;
 mod depth;
 mod golden;
 mod properties;
+mod reference;
 mod scenarios;
 mod support;

@@ -129,6 +129,17 @@ fn s52_type_correct_enum_and_const_pairs() {
 }
 
 #[test]
+fn compiled_schemas_show_integral_floats_as_integers() {
+    let schema =
+        CompiledSchema::compile(&json!({"type": "integer", "enum": [1.0, 2], "default": 3.0}))
+            .unwrap();
+    assert_eq!(
+        schema.as_json().to_string(),
+        r#"{"type":"integer","enum":[1,2],"default":3}"#
+    );
+}
+
+#[test]
 fn s60_full_order_in_one_object() {
     let schema = json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["b", "a", "b"], "additionalProperties": false});
     assert_eq!(

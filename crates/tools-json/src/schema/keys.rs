@@ -1,0 +1,78 @@
+//! One pass over a schema node's keys, sorting them into the subset's keywords, so that the
+//! walkers read keywords from fields instead of hashing each name again.
+
+use serde_json::{Map, Value};
+
+/// The keywords of one schema node.
+#[derive(Default)]
+pub(crate) struct Keys<'a> {
+    pub(crate) ty: Option<&'a Value>,
+    pub(crate) one_of: Option<&'a Value>,
+    pub(crate) properties: Option<&'a Value>,
+    pub(crate) required: Option<&'a Value>,
+    pub(crate) additional: Option<&'a Value>,
+    pub(crate) items: Option<&'a Value>,
+    pub(crate) enumeration: Option<&'a Value>,
+    pub(crate) constant: Option<&'a Value>,
+    pub(crate) description: Option<&'a Value>,
+    pub(crate) title: Option<&'a Value>,
+}
+
+/// What a key of a node is.
+pub(crate) enum Key {
+    /// A constraint keyword or `description`/`title` (already stored in [`Keys`]).
+    Known,
+    /// `default` or `examples`: annotation data.
+    Data,
+    /// Anything else.
+    Unknown,
+}
+
+impl<'a> Keys<'a> {
+    /// Sorts the keys of `map`, calling `each` with every key in key order.
+    pub(crate) fn classify(
+        map: &'a Map<String, Value>,
+        mut each: impl FnMut(&'a str, &'a Value, Key),
+    ) -> Keys<'a> {
+        let mut keys = Keys::default();
+        for (name, value) in map {
+            let slot = match name.as_str() {
+                "type" => &mut keys.ty,
+                "oneOf" => &mut keys.one_of,
+                "properties" => &mut keys.properties,
+                "required" => &mut keys.required,
+                "additionalProperties" => &mut keys.additional,
+                "items" => &mut keys.items,
+                "enum" => &mut keys.enumeration,
+                "const" => &mut keys.constant,
+                "description" => &mut keys.description,
+                "title" => &mut keys.title,
+                "default" | "examples" => {
+                    each(name, value, Key::Data);
+                    continue;
+                }
+                _ => {
+                    each(name, value, Key::Unknown);
+                    continue;
+                }
+            };
+            *slot = Some(value);
+            each(name, value, Key::Known);
+        }
+        keys
+    }
+
+    /// The constraint keywords present, in the fixed order the check reports them.
+    pub(crate) fn constraints(&self) -> impl Iterator<Item = &'static str> + '_ {
+        [
+            ("properties", self.properties),
+            ("required", self.required),
+            ("additionalProperties", self.additional),
+            ("items", self.items),
+            ("enum", self.enumeration),
+            ("const", self.constant),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| value.map(|_| name))
+    }
+}

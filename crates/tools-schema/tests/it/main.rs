@@ -1,0 +1,15 @@
+//! Behaviour tests of `tools-schema`: the golden author-DSL file, the spec's scenarios
+//! (schema.md §5.1), depth safety and properties.
+
+// Test code reports failure by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod depth;
+mod golden;
+mod properties;
+mod scenarios;
+
+#[path = "../../../tools-json/tests/it/reference.rs"]
+mod reference;
+#[path = "../../../tools-json/tests/it/support.rs"]
+mod support;
