@@ -1,0 +1,12 @@
+//! Behaviour tests of `tools-presentation`: the spec's scenarios (§5.4), the ACP mapping,
+//! properties, and depth safety.
+
+// Test code reports failure by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[cfg(feature = "acp")]
+mod acp;
+mod depth;
+mod properties;
+mod scenarios;
+mod support;
