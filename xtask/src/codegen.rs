@@ -40,7 +40,10 @@ pub(crate) fn run(check: bool) -> Result<(), String> {
 
 /// Every generated file: its path from the root, and its contents.
 pub(crate) fn generated_files() -> Vec<(&'static str, String)> {
-    vec![("docs/error-codes.md", error_codes_md())]
+    vec![
+        ("docs/error-codes.md", error_codes_md()),
+        ("docs/tool-catalog.md", crate::sdk::tool_catalog_md()),
+    ]
 }
 
 /// `docs/error-codes.md`, from [`ErrorCode::ALL`].

@@ -1,15 +1,21 @@
 //! `cargo xtask`: the workspace's development commands.
 //!
 //! - `cargo xtask check [--skip-test]`: `cargo fmt --all --check`, `cargo clippy --workspace
-//!   --all-targets -- -D warnings`, `cargo test --workspace`, then `cargo deny check bans
-//!   licenses sources` when cargo-deny is installed (skipped, with a note, when not).
+//!   --all-targets --all-features -- -D warnings`, `cargo test --workspace` (and the
+//!   optional features' tests), then `cargo deny check bans licenses sources` when
+//!   cargo-deny is installed (skipped, with a note, when not).
 //! - `cargo xtask codegen [--check]`: regenerates the committed generated files
-//!   (`docs/error-codes.md`); with `--check`, fails instead of writing when one is stale.
+//!   (`docs/error-codes.md`, `docs/tool-catalog.md`); with `--check`, fails instead of
+//!   writing when one is stale.
+//! - `cargo xtask sdk --lang typescript|python --catalog FILE.json`: prints the Code Mode SDK
+//!   declarations of a tool catalog.
+//! - `cargo xtask sdk-check`: proves the SDK with `tsc --strict` and `mypy --strict`.
 // A command-line tool talks to its user on stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_macros)]
 #![forbid(unsafe_code)]
 
 mod codegen;
+mod sdk;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -19,6 +25,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check") => check(&args[1..]),
         Some("codegen") => codegen::run(args.iter().skip(1).any(|a| a == "--check")),
+        Some("sdk") => sdk::sdk(&args[1..]),
+        Some("sdk-check") => sdk::sdk_check(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             Ok(())
@@ -38,7 +46,10 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   check [--skip-test]   fmt --check, clippy -D warnings, test --workspace, deny (when installed)
-  codegen [--check]     regenerate committed generated files (--check: fail when stale)";
+  codegen [--check]     regenerate committed generated files (--check: fail when stale)
+  sdk --lang L --catalog FILE.json [--section] [--allow-unsupported]
+                        print the Code Mode SDK (L: typescript|python) of a tool catalog
+  sdk-check             compile a 40+ tool SDK with tsc --strict and mypy --strict";
 
 /// The workspace root.
 pub(crate) fn project_root() -> PathBuf {
@@ -77,12 +88,13 @@ fn check(args: &[String]) -> Result<(), String> {
         "clippy",
         "--workspace",
         "--all-targets",
+        "--all-features",
         "--",
         "-D",
         "warnings",
     ]);
     run_step(
-        "cargo clippy --workspace --all-targets -- -D warnings",
+        "cargo clippy --workspace --all-targets --all-features -- -D warnings",
         clippy,
     )?;
 
@@ -92,6 +104,9 @@ fn check(args: &[String]) -> Result<(), String> {
         let mut test = cargo();
         test.args(["test", "--workspace"]);
         run_step("cargo test --workspace", test)?;
+        let mut features = cargo();
+        features.args(["test", "-p", "tools-presentation", "--all-features"]);
+        run_step("cargo test -p tools-presentation --all-features", features)?;
     }
 
     let deny_installed = Command::new("cargo-deny")

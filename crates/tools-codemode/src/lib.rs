@@ -1,5 +1,14 @@
-//! `tools-codemode`: the reserved run_code transport, TypeScript and Python SDK generation and the sub-call bridge.
-//!
-//! **Not built yet.** This crate holds its place in the workspace's layer order
-//! (see `docs/ARCHITECTURE.md`); its contents arrive with issue #8.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
+
+mod error;
+mod sdk;
+
+pub use error::Error;
+pub use sdk::{
+    Language, LanguageBinding, RunCodeFlavour, SDK_HEADING, SdkRenderer, ToolSdkSchema,
+    json_schema_to_py, json_schema_to_ts,
+};
+
+/// Re-export of the workspace's machine codes.
+pub use tools_json::ErrorCode;

@@ -1,0 +1,88 @@
+//! Byte-for-byte comparison with the reference outputs in `shared/spec/golden/`
+//! (DECISIONS 16): TypeScript and Python type text, and the SDK declaration blocks.
+
+use serde_json::Value;
+use tools_codemode::{Language, SDK_HEADING, ToolSdkSchema, json_schema_to_py, json_schema_to_ts};
+
+use crate::support::{parse, read_shared};
+
+fn cases(file: &str) -> Vec<Value> {
+    match read_shared(&format!("spec/golden/{file}")) {
+        Value::Array(cases) => cases,
+        other => panic!("{file} is not an array: {other}"),
+    }
+}
+
+#[test]
+fn typescript_type_text_matches_the_reference() {
+    let cases = cases("ts-types.json");
+    assert!(cases.len() >= 40);
+    for case in &cases {
+        assert_eq!(case["fn"], "jsonSchemaToTs");
+        let schema = parse(case["schema_json"].as_str().unwrap());
+        let indent = usize::try_from(case["indent"].as_u64().unwrap()).unwrap();
+        let expected = case["result"].as_str().unwrap();
+        assert_eq!(
+            json_schema_to_ts(&schema, indent),
+            expected,
+            "schema {schema} at indent {indent}"
+        );
+    }
+}
+
+#[test]
+fn python_type_text_matches_the_reference() {
+    let cases = cases("py-types.json");
+    assert!(cases.len() >= 50);
+    for case in &cases {
+        assert_eq!(case["fn"], "jsonSchemaToPy");
+        let schema = parse(case["schema_json"].as_str().unwrap());
+        let expected = case["result"].as_str().unwrap();
+        assert_eq!(json_schema_to_py(&schema), expected, "schema {schema}");
+    }
+}
+
+fn tools_of(set: &Value) -> Vec<ToolSdkSchema> {
+    set["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            ToolSdkSchema::new(
+                t["name"].as_str().unwrap(),
+                t["description"].as_str().unwrap(),
+                t["parameters"].clone(),
+                t["output"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sdk_declaration_blocks_match_the_reference() {
+    let sets = cases("sdk-sections.json");
+    assert_eq!(sets.len(), 5);
+    for set in &sets {
+        let name = set["set"].as_str().unwrap();
+        let tools = tools_of(set);
+        for (language, key, fence) in [
+            (Language::TypeScript, "typescript", "ts"),
+            (Language::Python, "python", "python"),
+        ] {
+            let golden = &set[key];
+            let expected = golden["declarations"].as_str().unwrap();
+            assert_eq!(
+                language.render_declarations(&tools),
+                expected,
+                "set {name}, {key}"
+            );
+            let section = language.render_section(&tools);
+            let heading = golden["heading_line"].as_str().unwrap();
+            assert_eq!(heading, SDK_HEADING);
+            assert_eq!(section.lines().next(), Some(heading), "set {name}, {key}");
+            let fenced = format!("\n\n```{fence}\n{expected}\n```");
+            assert!(section.ends_with(&fenced), "set {name}, {key}");
+            assert_eq!(golden["ends_with_fence"], true);
+        }
+    }
+}
