@@ -244,10 +244,14 @@ impl fmt::Debug for JsonValue {
     }
 }
 
-/// Compact JSON text.
+/// Compact JSON text (written without recursion for deep values).
 impl fmt::Display for JsonValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0.value, f)
+        if self.0.depth > RECURSIVE_DROP_DEPTH {
+            f.write_str(&to_compact_string(&self.0.value))
+        } else {
+            fmt::Display::fmt(&self.0.value, f)
+        }
     }
 }
 
@@ -545,6 +549,61 @@ pub fn clone_deep(root: &Value) -> Value {
     }
 }
 
+/// Compact JSON text of a value of any depth, without deep recursion; the same text as
+/// `serde_json::to_string` (whose writer recurses per level).
+pub fn to_compact_string(value: &Value) -> String {
+    enum Frame<'a> {
+        Array(std::slice::Iter<'a, Value>, bool),
+        Object(serde_json::map::Iter<'a>, bool),
+    }
+    fn scalar(out: &mut String, value: &Value) {
+        out.push_str(&serde_json::to_string(value).unwrap_or_default());
+    }
+    let mut out = String::new();
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    fn open<'a>(out: &mut String, stack: &mut Vec<Frame<'a>>, value: &'a Value) {
+        match value {
+            Value::Array(items) => {
+                out.push('[');
+                stack.push(Frame::Array(items.iter(), true));
+            }
+            Value::Object(map) => {
+                out.push('{');
+                stack.push(Frame::Object(map.iter(), true));
+            }
+            other => scalar(out, other),
+        }
+    }
+    open(&mut out, &mut stack, value);
+    while let Some(frame) = stack.last_mut() {
+        let next = match frame {
+            Frame::Array(items, first) => items.next().inspect(|_| {
+                if !std::mem::take(first) {
+                    out.push(',');
+                }
+            }),
+            Frame::Object(members, first) => members.next().map(|(key, item)| {
+                if !std::mem::take(first) {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(key).unwrap_or_default());
+                out.push(':');
+                item
+            }),
+        };
+        match next {
+            Some(item) => open(&mut out, &mut stack, item),
+            None => {
+                out.push(match stack.pop() {
+                    Some(Frame::Array(..)) => ']',
+                    _ => '}',
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Whether the container nesting of JSON text stays within `limit`, without parsing it.
 /// Brackets inside strings do not count; malformed text is left to the parser.
 fn text_depth_within(text: &str, limit: usize) -> bool {
@@ -675,6 +734,19 @@ mod tests {
         let mut v = json!({"a": [1.0, 2.5, -0.0, {"b": 1e2}], "c": "1.0"});
         canonicalize_numbers(&mut v);
         assert_eq!(v.to_string(), r#"{"a":[1,2.5,-0.0,{"b":100}],"c":"1.0"}"#);
+    }
+
+    #[test]
+    fn the_iterative_writer_matches_serde_json() {
+        for v in [
+            json!(null),
+            json!([]),
+            json!({}),
+            json!({"a": [1, 2.5, "x\"y", {"b": null, "c": [true, false]}], "d": {}}),
+            json!(["\u{1F600}", -3, 1e300]),
+        ] {
+            assert_eq!(to_compact_string(&v), serde_json::to_string(&v).unwrap());
+        }
     }
 
     #[test]

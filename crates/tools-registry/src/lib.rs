@@ -1,5 +1,31 @@
-//! `tools-registry`: tool definitions, scopes, shadowing, restrict masks, presentation modes and the model-facing schema projection.
-//!
-//! **Not built yet.** This crate holds its place in the workspace's layer order
-//! (see `docs/ARCHITECTURE.md`); its contents arrive with issue #4.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
+
+mod context;
+mod definition;
+mod error;
+mod guard;
+mod mode;
+mod name;
+mod projection;
+mod registry;
+mod scope;
+mod tool_error;
+mod typed;
+
+pub use context::{CallInfo, ExecutionToken, RunContext, RunHooks};
+pub use definition::{
+    BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MetaFn, Output, OutputDecl, RenderFn,
+    ResultView, ToolBody, ToolDefinition, text_of,
+};
+pub use error::Error;
+pub use guard::Guard;
+pub use mode::{PresentationMode, ToolFilter};
+pub use name::{RUN_CODE, ToolName};
+pub use projection::ToolSchema;
+pub use registry::{Change, ExecutionMode, Registration, Registry, RegistryBuilder, View};
+pub use scope::AgentScope;
+pub use tool_error::{Code, ToolError};
+pub use typed::{TypedToolBuilder, define_tool};
+
+pub use tools_json::{ErrorCode, JsonValue};

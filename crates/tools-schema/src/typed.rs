@@ -223,6 +223,26 @@ impl<V: Serialize> OutputSchema<V> {
     }
 }
 
+impl<V: Serialize + DeserializeOwned> OutputSchema<V> {
+    /// Reads a JSON value back as a typed, validated value (for values that arrive as JSON,
+    /// e.g. when a tool's render receives the canonical value).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOutput`] when the value breaks the schema;
+    /// [`Error::OutputNotSerializable`] when it does not deserialize into `V`.
+    pub fn read(&self, json: JsonValue) -> Result<Validated<V>, Error> {
+        let violations = self.schema.validate(&json, "value");
+        if !violations.is_empty() {
+            return Err(Error::InvalidOutput { violations });
+        }
+        let value = V::deserialize(json.as_value()).map_err(|e| Error::OutputNotSerializable {
+            message: format!("the value matches the schema but not the output type: {e}"),
+        })?;
+        Ok(Validated { value, json })
+    }
+}
+
 impl<V> OutputSchema<V> {
     /// The compiled schema (its JSON is the model-facing output schema).
     pub fn schema(&self) -> &CompiledSchema {

@@ -1,0 +1,137 @@
+//! What a tool body receives besides its arguments: the call's identity, its cancellation
+//! token and the hooks to defer context and conclude the turn.
+
+use std::fmt;
+use std::num::NonZeroU64;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio_util::sync::CancellationToken;
+use tools_json::JsonValue;
+use tools_presentation::ContentBlock;
+
+use crate::{AgentScope, ToolName};
+
+/// An opaque, process-unique identity of one execution, usable only for equality.
+///
+/// The pipeline mints one per call; a Code Mode sub-call names its parent by it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExecutionToken(NonZeroU64);
+
+impl ExecutionToken {
+    /// A fresh token, never equal to any other.
+    pub fn mint() -> ExecutionToken {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        ExecutionToken(NonZeroU64::new(n).unwrap_or(NonZeroU64::MIN))
+    }
+}
+
+impl fmt::Debug for ExecutionToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ExecutionToken(#{})", self.0)
+    }
+}
+
+/// The identity of one call, shared by every stage that sees it.
+#[derive(Clone, Debug)]
+pub struct CallInfo {
+    /// The model's call id (`<callId>:code:<n>` for a Code Mode sub-call).
+    pub call_id: Arc<str>,
+    /// The called tool.
+    pub tool: ToolName,
+    /// The execution's token.
+    pub token: ExecutionToken,
+    /// The calling agent's scope, if any.
+    pub agent: Option<AgentScope>,
+    /// The parent execution of a Code Mode sub-call.
+    pub parent: Option<ExecutionToken>,
+    /// The immutable argument snapshot.
+    pub arguments: JsonValue,
+}
+
+/// The pipeline's side of a run context: where deferred contexts and the turn conclusion
+/// go. Implemented by the pipeline; [`RunContext::detached`] uses a no-op.
+pub trait RunHooks: Send + Sync {
+    /// Adds a context block to be delivered with the call's result.
+    fn defer_context(&self, block: ContentBlock);
+    /// Asks the agent loop to end the turn after this call's batch.
+    fn conclude_turn(&self);
+}
+
+struct NoHooks;
+
+impl RunHooks for NoHooks {
+    fn defer_context(&self, _block: ContentBlock) {}
+    fn conclude_turn(&self) {}
+}
+
+/// What a tool body receives besides its arguments.
+///
+/// A body must observe [`RunContext::cancellation`] and settle only when the work it owns
+/// is quiescent.
+#[derive(Clone)]
+pub struct RunContext {
+    call: Arc<CallInfo>,
+    cancel: CancellationToken,
+    hooks: Arc<dyn RunHooks>,
+}
+
+impl RunContext {
+    /// A context for `call`, cancelled by `cancel`, reporting to `hooks`.
+    pub fn new(
+        call: Arc<CallInfo>,
+        cancel: CancellationToken,
+        hooks: Arc<dyn RunHooks>,
+    ) -> RunContext {
+        RunContext {
+            call,
+            cancel,
+            hooks,
+        }
+    }
+
+    /// A context whose deferred contexts and conclusion go nowhere (tests, direct calls).
+    pub fn detached(call: Arc<CallInfo>, cancel: CancellationToken) -> RunContext {
+        RunContext::new(call, cancel, Arc::new(NoHooks))
+    }
+
+    /// The call's identity.
+    pub fn call(&self) -> &CallInfo {
+        &self.call
+    }
+
+    /// The call's identity, shared.
+    pub fn call_arc(&self) -> &Arc<CallInfo> {
+        &self.call
+    }
+
+    /// The token that is cancelled when the call must stop.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Adds a context block delivered with this call's result.
+    pub fn defer_context(&self, block: ContentBlock) {
+        self.hooks.defer_context(block);
+    }
+
+    /// Asks the agent loop to end the turn after this call's batch.
+    pub fn conclude_turn(&self) {
+        self.hooks.conclude_turn();
+    }
+}
+
+impl fmt::Debug for RunContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunContext")
+            .field("call", &self.call)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,519 @@
+//! Tool definitions: what a tool is, and the raw builder for MCP-style tools.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tools_json::{CompiledSchema, JsonValue};
+use tools_presentation::{ContentBlock, Presenter, RawResult};
+
+use crate::{CallInfo, Error, RunContext, ToolError, ToolName};
+
+/// The future a tool body returns: the tool's canonical value, or a failure.
+pub type BodyFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+
+/// A tool body: receives the immutable argument snapshot and a [`RunContext`].
+///
+/// Implemented for every `Fn(JsonValue, RunContext) -> impl Future<Output = Result<Value,
+/// ToolError>>` closure that is `Send + Sync + 'static`.
+pub trait ToolBody: Send + Sync + 'static {
+    /// Runs the tool.
+    fn call(&self, args: JsonValue, ctx: RunContext) -> BodyFuture;
+}
+
+impl<F, Fut> ToolBody for F
+where
+    F: Fn(JsonValue, RunContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    fn call(&self, args: JsonValue, ctx: RunContext) -> BodyFuture {
+        Box::pin(self(args, ctx))
+    }
+}
+
+/// Projects the validated value into model-facing content: `(arguments, value)`.
+pub type RenderFn =
+    Arc<dyn Fn(&JsonValue, &JsonValue) -> Result<Vec<ContentBlock>, ToolError> + Send + Sync>;
+/// Projects the validated value into a replayable presentation payload.
+pub type MetaFn = Arc<dyn Fn(&JsonValue, &JsonValue) -> Result<Value, ToolError> + Send + Sync>;
+/// The last-mile content transform, applied once to every outcome; `None` keeps the content.
+pub type FinalizeFn =
+    Arc<dyn Fn(&CallInfo, &ResultView<'_>) -> Option<Vec<ContentBlock>> + Send + Sync>;
+/// The per-call concurrency classifier: `true` makes the call parallel.
+pub type ClassifierFn = Arc<dyn Fn(&JsonValue) -> bool + Send + Sync>;
+
+/// A read-only view of a normalized outcome, as `finalize_content` sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct ResultView<'a> {
+    /// The content the model will see.
+    pub content: &'a [ContentBlock],
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// The success value, if the call succeeded.
+    pub value: Option<&'a JsonValue>,
+    /// The failure, if the call failed.
+    pub error: Option<&'a ToolError>,
+    /// The replayable presentation payload, if any.
+    pub meta: Option<&'a JsonValue>,
+}
+
+/// How a tool declares its output: the schema its values must match (raw JSON Schema in the
+/// subset, any root) and how a validated value renders into model-facing content. The
+/// schema is checked when the definition is built.
+#[derive(Clone)]
+pub struct OutputDecl {
+    schema: SchemaSource,
+    render: RenderFn,
+    presentation_meta: Option<MetaFn>,
+}
+
+#[derive(Clone)]
+enum SchemaSource {
+    Raw(Value),
+    Compiled(CompiledSchema),
+}
+
+impl OutputDecl {
+    /// The schema and the render projection `(arguments, value) -> content`.
+    pub fn new(
+        schema: Value,
+        render: impl Fn(&JsonValue, &JsonValue) -> Result<Vec<ContentBlock>, ToolError>
+        + Send
+        + Sync
+        + 'static,
+    ) -> OutputDecl {
+        OutputDecl {
+            schema: SchemaSource::Raw(schema),
+            render: Arc::new(render),
+            presentation_meta: None,
+        }
+    }
+
+    /// An output declaration from an already compiled schema.
+    pub fn compiled(schema: CompiledSchema, render: RenderFn) -> OutputDecl {
+        OutputDecl {
+            schema: SchemaSource::Compiled(schema),
+            render,
+            presentation_meta: None,
+        }
+    }
+
+    /// An output rendered as one text block: strings as themselves, other values as compact
+    /// JSON.
+    pub fn text(schema: Value) -> OutputDecl {
+        OutputDecl::new(schema, |_, value| {
+            Ok(vec![ContentBlock::text(text_of(value))])
+        })
+    }
+
+    /// Adds the replayable presentation payload, computed only for top-level calls.
+    #[must_use]
+    pub fn with_presentation_meta(
+        mut self,
+        meta: impl Fn(&JsonValue, &JsonValue) -> Result<Value, ToolError> + Send + Sync + 'static,
+    ) -> OutputDecl {
+        self.presentation_meta = Some(Arc::new(meta));
+        self
+    }
+
+    fn compile(self, tool: &str) -> Result<Output, Error> {
+        let schema = match self.schema {
+            SchemaSource::Compiled(schema) => schema,
+            SchemaSource::Raw(raw) => {
+                CompiledSchema::compile_owned(raw).map_err(|e| Error::UnsupportedSchema {
+                    tool: tool.to_owned(),
+                    violations: e.violations().to_vec().into(),
+                })?
+            }
+        };
+        Ok(Output {
+            schema,
+            render: self.render,
+            presentation_meta: self.presentation_meta,
+        })
+    }
+}
+
+impl fmt::Debug for OutputDecl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OutputDecl")
+            .field("presentation_meta", &self.presentation_meta.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A value as one line of text: a string as itself, anything else as compact JSON.
+pub fn text_of(value: &JsonValue) -> String {
+    match value.as_str() {
+        Some(text) => text.to_owned(),
+        None => value.to_string(),
+    }
+}
+
+/// A built tool's output: the compiled schema and the projections.
+#[derive(Clone)]
+pub struct Output {
+    schema: CompiledSchema,
+    render: RenderFn,
+    presentation_meta: Option<MetaFn>,
+}
+
+impl Output {
+    /// The compiled output schema.
+    pub fn schema(&self) -> &CompiledSchema {
+        &self.schema
+    }
+
+    /// Renders a validated value. A panic in the render becomes an error.
+    ///
+    /// # Errors
+    ///
+    /// The render's own error, or its panic.
+    pub fn render(
+        &self,
+        args: &JsonValue,
+        value: &JsonValue,
+    ) -> Result<Vec<ContentBlock>, ToolError> {
+        catch_unwind(AssertUnwindSafe(|| (self.render)(args, value)))
+            .unwrap_or_else(|panic| Err(ToolError::from_panic(&*panic)))
+    }
+
+    /// Whether a presentation payload is declared.
+    pub fn has_presentation_meta(&self) -> bool {
+        self.presentation_meta.is_some()
+    }
+
+    /// The presentation payload of a validated value, if one is declared. A panic becomes
+    /// an error.
+    pub fn presentation_meta(
+        &self,
+        args: &JsonValue,
+        value: &JsonValue,
+    ) -> Option<Result<Value, ToolError>> {
+        let meta = self.presentation_meta.as_ref()?;
+        Some(
+            catch_unwind(AssertUnwindSafe(|| meta(args, value)))
+                .unwrap_or_else(|panic| Err(ToolError::from_panic(&*panic))),
+        )
+    }
+}
+
+impl fmt::Debug for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Output")
+            .field("schema", &self.schema)
+            .field("presentation_meta", &self.presentation_meta.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A registered tool: what the model sees (name, description, parameters) and what the
+/// runtime uses (output declaration, body, budget, classifier, presenters).
+///
+/// Build one with [`ToolDefinition::builder`] (raw, MCP-style: the body validates its own
+/// input) or with [`crate::define_tool`] (typed). Cloning is cheap (every part is shared).
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use tools_registry::{OutputDecl, ToolDefinition};
+///
+/// let echo = ToolDefinition::builder("echo", "echo arguments back")
+///     .parameters(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+///     .output(OutputDecl::text(json!({"type": "string"})))
+///     .body(|args, _ctx| async move {
+///         Ok(args.get("text").cloned().unwrap_or(json!("")))
+///     })
+///     .build()?;
+/// assert_eq!(echo.name().as_str(), "echo");
+/// # Ok::<(), tools_registry::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ToolDefinition {
+    inner: Arc<Parts>,
+}
+
+struct Parts {
+    name: ToolName,
+    description: Arc<str>,
+    parameters: JsonValue,
+    output: Output,
+    body: Arc<dyn ToolBody>,
+    finalize_content: Option<FinalizeFn>,
+    timeout: Option<Duration>,
+    concurrency: Option<ClassifierFn>,
+    presenter: Option<Arc<dyn Presenter>>,
+}
+
+impl ToolDefinition {
+    /// A raw definition builder.
+    pub fn builder(name: impl Into<String>, description: impl Into<String>) -> DefinitionBuilder {
+        DefinitionBuilder {
+            name: name.into(),
+            description: description.into(),
+            parameters: None,
+            output: None,
+            body: None,
+            finalize_content: None,
+            timeout: None,
+            concurrency: None,
+            presenter: None,
+        }
+    }
+
+    /// The name.
+    pub fn name(&self) -> &ToolName {
+        &self.inner.name
+    }
+
+    /// The description shown to the model.
+    pub fn description(&self) -> &str {
+        &self.inner.description
+    }
+
+    /// The raw parameter schema shown to the model (lossless JSON).
+    pub fn parameters(&self) -> &JsonValue {
+        &self.inner.parameters
+    }
+
+    /// The output: compiled schema and projections.
+    pub fn output(&self) -> &Output {
+        &self.inner.output
+    }
+
+    /// The body.
+    pub fn body(&self) -> &Arc<dyn ToolBody> {
+        &self.inner.body
+    }
+
+    /// Starts the body. A panic while creating the future becomes an error future; a panic
+    /// while polling it is the pipeline's to catch.
+    pub fn call(&self, args: JsonValue, ctx: RunContext) -> BodyFuture {
+        match catch_unwind(AssertUnwindSafe(|| self.inner.body.call(args, ctx))) {
+            Ok(future) => future,
+            Err(panic) => {
+                let error = ToolError::from_panic(&*panic);
+                Box::pin(async move { Err(error) })
+            }
+        }
+    }
+
+    /// The timeout budget, if any.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.inner.timeout
+    }
+
+    /// The last-mile content transform, if any.
+    pub fn finalize_content(&self) -> Option<&FinalizeFn> {
+        self.inner.finalize_content.as_ref()
+    }
+
+    /// Applies `finalize_content`; `None` keeps the content (also when the transform
+    /// panics, which is reported through `tracing`).
+    pub fn finalize(&self, call: &CallInfo, result: &ResultView<'_>) -> Option<Vec<ContentBlock>> {
+        let finalize = self.inner.finalize_content.as_ref()?;
+        match catch_unwind(AssertUnwindSafe(|| finalize(call, result))) {
+            Ok(content) => content,
+            Err(panic) => {
+                tracing::error!(tool = %self.inner.name, error = %ToolError::from_panic(&*panic), "finalize_content panicked; content kept");
+                None
+            }
+        }
+    }
+
+    /// Whether a call with these arguments may run beside others: only an exact `true`
+    /// from the classifier; no classifier, `false` or a panic mean exclusive.
+    pub fn is_concurrency_safe(&self, args: &JsonValue) -> bool {
+        let Some(classify) = &self.inner.concurrency else {
+            return false;
+        };
+        catch_unwind(AssertUnwindSafe(|| classify(args))).unwrap_or(false)
+    }
+
+    /// Whether a classifier is declared.
+    pub fn has_concurrency_classifier(&self) -> bool {
+        self.inner.concurrency.is_some()
+    }
+
+    /// The presenter, if any.
+    pub fn presenter(&self) -> Option<&Arc<dyn Presenter>> {
+        self.inner.presenter.as_ref()
+    }
+
+    /// The pending call's view, or `None` for the generic card (also when the presenter
+    /// panics).
+    pub fn present_call(&self, args: &Value) -> Option<tools_presentation::ToolCallView> {
+        let presenter = self.inner.presenter.as_ref()?;
+        catch_unwind(AssertUnwindSafe(|| presenter.present_call(args))).unwrap_or(None)
+    }
+
+    /// The completed call's view, or `None` for the generic card (also when the presenter
+    /// panics).
+    pub fn present_result(
+        &self,
+        args: &Value,
+        result: &RawResult,
+    ) -> Option<tools_presentation::ToolResultView> {
+        let presenter = self.inner.presenter.as_ref()?;
+        catch_unwind(AssertUnwindSafe(|| presenter.present_result(args, result))).unwrap_or(None)
+    }
+
+    /// Whether two handles are the same definition.
+    pub fn ptr_eq(a: &ToolDefinition, b: &ToolDefinition) -> bool {
+        Arc::ptr_eq(&a.inner, &b.inner)
+    }
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", &self.inner.name)
+            .field("description", &self.inner.description)
+            .field("timeout", &self.inner.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a raw [`ToolDefinition`]; see [`ToolDefinition::builder`].
+#[must_use]
+pub struct DefinitionBuilder {
+    name: String,
+    description: String,
+    parameters: Option<Value>,
+    output: Option<OutputDecl>,
+    body: Option<Arc<dyn ToolBody>>,
+    finalize_content: Option<FinalizeFn>,
+    timeout: Option<Duration>,
+    concurrency: Option<ClassifierFn>,
+    presenter: Option<Arc<dyn Presenter>>,
+}
+
+impl DefinitionBuilder {
+    /// The raw parameter schema (any JSON Schema; it is not checked against the subset, only
+    /// for losslessness). Defaults to `{"type": "object", "properties": {}}`.
+    pub fn parameters(mut self, schema: Value) -> Self {
+        self.parameters = Some(schema);
+        self
+    }
+
+    /// The output declaration (mandatory).
+    pub fn output(mut self, output: OutputDecl) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    /// The body (mandatory): an async closure over the argument snapshot and the run
+    /// context.
+    pub fn body<F, Fut>(mut self, body: F) -> Self
+    where
+        F: Fn(JsonValue, RunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.body = Some(Arc::new(body));
+        self
+    }
+
+    /// The body, as a type implementing [`ToolBody`].
+    pub fn body_impl(mut self, body: impl ToolBody) -> Self {
+        self.body = Some(Arc::new(body));
+        self
+    }
+
+    /// The body, already shared.
+    pub fn body_arc(mut self, body: Arc<dyn ToolBody>) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    /// The last-mile content transform.
+    pub fn finalize_content(
+        mut self,
+        finalize: impl Fn(&CallInfo, &ResultView<'_>) -> Option<Vec<ContentBlock>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.finalize_content = Some(Arc::new(finalize));
+        self
+    }
+
+    /// The timeout budget the runtime's timeout policy enforces (must be positive).
+    pub fn timeout(mut self, budget: Duration) -> Self {
+        self.timeout = Some(budget);
+        self
+    }
+
+    /// The per-call concurrency classifier.
+    pub fn concurrency(
+        mut self,
+        classify: impl Fn(&JsonValue) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.concurrency = Some(Arc::new(classify));
+        self
+    }
+
+    /// The presenter of the tool's call and result cards.
+    pub fn presenter(mut self, presenter: impl Presenter + 'static) -> Self {
+        self.presenter = Some(Arc::new(presenter));
+        self
+    }
+
+    /// Checks the parts in the spec's order (output declaration, output schema, timeout,
+    /// then the name and the parameters' losslessness) and builds the definition. The reserved name is refused at registration, not here,
+    /// so that the Code Mode transport can be built with this builder.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyName`], [`Error::MissingOutput`], [`Error::MissingBody`],
+    /// [`Error::InvalidTimeout`], [`Error::ParametersNotLossless`].
+    pub fn build(self) -> Result<ToolDefinition, Error> {
+        let Some(output) = self.output else {
+            return Err(Error::MissingOutput { tool: self.name });
+        };
+        let output = output.compile(&self.name)?;
+        if self.timeout.is_some_and(|t| t.is_zero()) {
+            return Err(Error::InvalidTimeout { tool: self.name });
+        }
+        let Some(body) = self.body else {
+            return Err(Error::MissingBody { tool: self.name });
+        };
+        let name = ToolName::new(&self.name)?;
+        let parameters = self
+            .parameters
+            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        let limits = tools_json::Limits::default().with_max_depth(usize::MAX);
+        let parameters =
+            JsonValue::with_limits_at(parameters, &limits, "parameters").map_err(|e| {
+                Error::ParametersNotLossless {
+                    tool: self.name.clone(),
+                    violations: e.violations().to_vec().into(),
+                }
+            })?;
+        Ok(ToolDefinition {
+            inner: Arc::new(Parts {
+                name,
+                description: self.description.into(),
+                parameters,
+                output,
+                body,
+                finalize_content: self.finalize_content,
+                timeout: self.timeout,
+                concurrency: self.concurrency,
+                presenter: self.presenter,
+            }),
+        })
+    }
+}
+
+impl fmt::Debug for DefinitionBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DefinitionBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,883 @@
+//! The registry: layers, views, registrations and change notifications.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+
+use indexmap::IndexMap;
+use tools_json::JsonValue;
+
+use crate::projection::ToolSchema;
+use crate::{
+    AgentScope, Error, Guard, PresentationMode, RUN_CODE, ToolDefinition, ToolFilter, ToolName,
+};
+
+/// A view's visible tools: name → definition, in view order, hashed with foldhash (the
+/// names are fixed per view; a lookup of any string probes once).
+type VisibleMap = IndexMap<ToolName, ToolDefinition, foldhash::fast::FixedState>;
+
+/// The key of the global layer.
+const GLOBAL: u64 = 0;
+
+/// What changed, as told to [`Registry::on_change`] listeners.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// A tool was registered (`scope` is `None` for the global layer).
+    ToolRegistered {
+        /// The tool.
+        name: ToolName,
+        /// The layer's scope key.
+        scope: Option<u64>,
+    },
+    /// A registration was disposed.
+    ToolRemoved {
+        /// The tool.
+        name: ToolName,
+        /// The layer's scope key.
+        scope: Option<u64>,
+    },
+    /// A restriction was added to a scope.
+    RestrictionAdded {
+        /// The scope key.
+        scope: u64,
+    },
+    /// A restriction was lifted.
+    RestrictionLifted {
+        /// The scope key.
+        scope: u64,
+    },
+    /// A scope declared its presentation mode.
+    ModeDeclared {
+        /// The scope key.
+        scope: u64,
+        /// The mode.
+        mode: PresentationMode,
+    },
+    /// A scope's mode declaration was disposed.
+    ModeCleared {
+        /// The scope key.
+        scope: u64,
+    },
+    /// A scope was disposed with everything attached to it.
+    ScopeDisposed {
+        /// The scope key.
+        scope: u64,
+    },
+    /// The Code Mode transport (`run_code`) was installed.
+    TransportInstalled,
+}
+
+/// Whether a call may overlap with its siblings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExecutionMode {
+    /// The call may run beside other parallel calls.
+    Parallel,
+    /// The call runs alone.
+    Exclusive,
+}
+
+type Listener = Arc<dyn Fn(&Change) + Send + Sync>;
+
+/// The registry of tools: what exists, and what each agent can see.
+///
+/// Cheap to clone (a handle to shared state), `Send + Sync`. Registration is rare and takes
+/// a write lock; lookups are hot and read a per-scope [`View`] that is built once after each
+/// change and then shared, so a lookup costs the same with one tool as with thousands. No
+/// lock is held while user code (listeners, classifiers) runs.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use tools_registry::{OutputDecl, Registry, ToolDefinition, ToolFilter};
+///
+/// let tool = |name: &str| {
+///     ToolDefinition::builder(name, "a tool")
+///         .output(OutputDecl::text(json!({"type": "string"})))
+///         .body(|_args, _ctx| async { Ok(json!("ok")) })
+///         .build()
+/// };
+/// let registry = Registry::new();
+/// registry.register(tool("read")?)?.keep();
+/// registry.register(tool("bash")?)?.keep();
+///
+/// let agent = registry.scope();
+/// agent.register(tool("report")?)?.keep();
+/// agent.restrict(ToolFilter::deny(["bash"]))?.keep();
+///
+/// let names = |v: &tools_registry::View| v.names().map(|n| n.to_string()).collect::<Vec<_>>();
+/// assert_eq!(names(&registry.view(Some(&agent))), ["read", "report"]);
+/// assert_eq!(names(&registry.view(None)), ["read", "bash"]);
+/// # Ok::<(), tools_registry::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    state: RwLock<State>,
+    version: AtomicU64,
+    views: RwLock<HashMap<u64, Arc<View>>>,
+    listeners: RwLock<Vec<(u64, Listener)>>,
+    default_mode: PresentationMode,
+    transport: RwLock<Option<ToolDefinition>>,
+    weak: Weak<Shared>,
+}
+
+#[derive(Default)]
+struct State {
+    layers: HashMap<u64, Layer>,
+    next_id: u64,
+}
+
+#[derive(Default)]
+struct Layer {
+    tools: IndexMap<ToolName, (u64, ToolDefinition)>,
+    restrictions: Vec<(u64, ToolFilter)>,
+    guards: Vec<(u64, Arc<dyn Guard>)>,
+    mode: Option<(u64, PresentationMode)>,
+}
+
+impl Layer {
+    fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+            && self.restrictions.is_empty()
+            && self.guards.is_empty()
+            && self.mode.is_none()
+    }
+
+    fn admits(&self, name: &str) -> bool {
+        self.restrictions
+            .iter()
+            .all(|(_, filter)| filter.admits(name))
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Builds a [`Registry`].
+#[derive(Debug, Default)]
+#[must_use]
+pub struct RegistryBuilder {
+    default_mode: PresentationMode,
+}
+
+impl RegistryBuilder {
+    /// The presentation mode of every scope that declares none (default `native`).
+    pub fn default_mode(mut self, mode: PresentationMode) -> Self {
+        self.default_mode = mode;
+        self
+    }
+
+    /// The registry.
+    pub fn build(self) -> Registry {
+        let shared = Arc::new_cyclic(|weak| Shared {
+            state: RwLock::new(State::default()),
+            version: AtomicU64::new(0),
+            views: RwLock::new(HashMap::new()),
+            listeners: RwLock::new(Vec::new()),
+            default_mode: self.default_mode,
+            transport: RwLock::new(None),
+            weak: weak.clone(),
+        });
+        Registry { shared }
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new()
+    }
+}
+
+impl Registry {
+    /// A registry in `native` mode.
+    pub fn new() -> Registry {
+        Registry::builder().build()
+    }
+
+    /// A registry builder.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// The mode of scopes that declare none.
+    pub fn default_mode(&self) -> PresentationMode {
+        self.shared.default_mode
+    }
+
+    /// A new top-level agent scope.
+    pub fn scope(&self) -> AgentScope {
+        AgentScope::new(Arc::downgrade(&self.shared), None)
+    }
+
+    /// A new scope whose parent is `parent`.
+    pub fn child_scope(&self, parent: &AgentScope) -> AgentScope {
+        AgentScope::new(Arc::downgrade(&self.shared), Some(parent.clone()))
+    }
+
+    /// Registers a tool in the global layer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ReservedName`] for `run_code`; [`Error::Duplicate`] when the name is taken
+    /// in the global layer. Nothing is retained on error.
+    pub fn register(&self, definition: ToolDefinition) -> Result<Registration, Error> {
+        self.shared.register(GLOBAL, definition)
+    }
+
+    /// Adds a guard that every call is checked by (global guards run first).
+    pub fn guard(&self, guard: impl Guard) -> Registration {
+        self.shared.add_guard(GLOBAL, Arc::new(guard))
+    }
+
+    /// Calls `listener` after every change (registration, disposal, restriction, mode). A
+    /// listener cannot veto; a panic in one is caught and reported through `tracing`.
+    pub fn on_change(&self, listener: impl Fn(&Change) + Send + Sync + 'static) -> Registration {
+        let shared = &self.shared;
+        let id = {
+            let mut state = write(&shared.state);
+            state.next_id += 1;
+            state.next_id
+        };
+        write(&shared.listeners).push((id, Arc::new(listener)));
+        Registration::new(shared, Effect::Listener { id })
+    }
+
+    /// Installs the Code Mode transport shown to `code`/`both` scopes. It must be named
+    /// `run_code`; it replaces a previous one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ReservedName`] when the definition is not named `run_code` (the name is
+    /// reserved for this one purpose).
+    pub fn install_code_transport(&self, transport: ToolDefinition) -> Result<(), Error> {
+        if !transport.name().is_run_code() {
+            return Err(Error::ReservedName);
+        }
+        *write(&self.shared.transport) = Some(transport);
+        self.shared.changed(&[Change::TransportInstalled]);
+        Ok(())
+    }
+
+    /// The visibility view of a scope (`None`: a call without an agent).
+    pub fn view(&self, agent: Option<&AgentScope>) -> Arc<View> {
+        self.shared.view(agent)
+    }
+
+    /// The definition a call to `name` from `agent` resolves to.
+    pub fn get(&self, name: &str, agent: Option<&AgentScope>) -> Option<ToolDefinition> {
+        self.view(agent).get(name).cloned()
+    }
+
+    /// The model-facing projection of what `agent` can see (its capability catalogue;
+    /// includes `run_code` in `code`/`both` scopes).
+    pub fn schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSchema]> {
+        self.view(agent).schemas()
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = read(&self.shared.state);
+        f.debug_struct("Registry")
+            .field("default_mode", &self.shared.default_mode)
+            .field("layers", &state.layers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentScope {
+    fn registry(&self) -> Result<Arc<Shared>, Error> {
+        self.shared().ok_or(Error::RegistryGone)
+    }
+
+    /// Registers a tool in this scope's layer. It shadows an inherited tool of the same
+    /// name (keeping that tool's position) and is exempt from every restriction.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ReservedName`], [`Error::Duplicate`] (in this scope), [`Error::RegistryGone`].
+    pub fn register(&self, definition: ToolDefinition) -> Result<Registration, Error> {
+        self.registry()?.register(self.key(), definition)
+    }
+
+    /// Masks the tools this scope inherits (from the global layer and its ancestors). The
+    /// mask is evaluated live: a deny list admits tools registered later, an allow list
+    /// excludes them; several masks intersect; the scope's own tools are exempt; an
+    /// ancestor's mask also applies to its descendants.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyRestriction`], [`Error::RestrictReserved`] (naming `run_code`),
+    /// [`Error::RestrictUnknown`] (naming a tool the scope does not inherit now),
+    /// [`Error::RegistryGone`].
+    pub fn restrict(&self, filter: ToolFilter) -> Result<Registration, Error> {
+        self.registry()?.restrict(self, filter)
+    }
+
+    /// Adds a guard for calls from this scope and its descendants (run after the global
+    /// guards and the guards of its ancestors).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RegistryGone`].
+    pub fn guard(&self, guard: impl Guard) -> Result<Registration, Error> {
+        Ok(self.registry()?.add_guard(self.key(), Arc::new(guard)))
+    }
+
+    /// Declares this scope's presentation mode (nearest declaration on the chain wins).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ModeConflict`] when the scope already declared one, [`Error::RegistryGone`].
+    pub fn present_as(&self, mode: PresentationMode) -> Result<Registration, Error> {
+        self.registry()?.present_as(self.key(), mode)
+    }
+
+    /// Removes everything attached to this scope (its registrations, restrictions, guards
+    /// and mode). Idempotent. The handle stays usable.
+    pub fn dispose(&self) {
+        if let Some(shared) = self.shared() {
+            shared.drop_layer(self.key());
+        }
+    }
+}
+
+impl Shared {
+    fn next_id(state: &mut State) -> u64 {
+        state.next_id += 1;
+        state.next_id
+    }
+
+    fn register(&self, layer_key: u64, definition: ToolDefinition) -> Result<Registration, Error> {
+        if definition.name().is_run_code() {
+            return Err(Error::ReservedName);
+        }
+        let name = definition.name().clone();
+        let id = {
+            let mut state = write(&self.state);
+            let id = Shared::next_id(&mut state);
+            let layer = state.layers.entry(layer_key).or_default();
+            if layer.tools.contains_key(&name) {
+                let empty = layer.is_empty();
+                if empty && layer_key != GLOBAL {
+                    state.layers.remove(&layer_key);
+                }
+                return Err(Error::Duplicate {
+                    tool: name.to_string(),
+                    scoped: layer_key != GLOBAL,
+                });
+            }
+            layer.tools.insert(name.clone(), (id, definition));
+            id
+        };
+        self.changed(&[Change::ToolRegistered {
+            name: name.clone(),
+            scope: scope_of(layer_key),
+        }]);
+        Ok(Registration::new(
+            self,
+            Effect::Tool {
+                layer: layer_key,
+                name,
+                id,
+            },
+        ))
+    }
+
+    fn add_guard(&self, layer_key: u64, guard: Arc<dyn Guard>) -> Registration {
+        let id = {
+            let mut state = write(&self.state);
+            let id = Shared::next_id(&mut state);
+            state
+                .layers
+                .entry(layer_key)
+                .or_default()
+                .guards
+                .push((id, guard));
+            id
+        };
+        // Guards change views but are not announced (no change event).
+        self.invalidate();
+        Registration::new(
+            self,
+            Effect::Guard {
+                layer: layer_key,
+                id,
+            },
+        )
+    }
+
+    fn restrict(&self, scope: &AgentScope, filter: ToolFilter) -> Result<Registration, Error> {
+        if filter.is_empty() {
+            return Err(Error::EmptyRestriction);
+        }
+        if filter.names().contains(&RUN_CODE) {
+            return Err(Error::RestrictReserved);
+        }
+        let key = scope.key();
+        let id = {
+            let mut state = write(&self.state);
+            let inherited = inherited_names(&state, scope);
+            let unknown: Vec<String> = filter
+                .names()
+                .into_iter()
+                .filter(|name| !inherited.contains_key(*name))
+                .map(str::to_owned)
+                .collect();
+            if !unknown.is_empty() {
+                let mut known: Vec<String> = inherited.keys().map(ToString::to_string).collect();
+                known.sort_unstable();
+                return Err(Error::RestrictUnknown { unknown, known });
+            }
+            let id = Shared::next_id(&mut state);
+            state
+                .layers
+                .entry(key)
+                .or_default()
+                .restrictions
+                .push((id, filter));
+            id
+        };
+        self.changed(&[Change::RestrictionAdded { scope: key }]);
+        Ok(Registration::new(
+            self,
+            Effect::Restriction { layer: key, id },
+        ))
+    }
+
+    fn present_as(&self, key: u64, mode: PresentationMode) -> Result<Registration, Error> {
+        let id = {
+            let mut state = write(&self.state);
+            let id = Shared::next_id(&mut state);
+            let layer = state.layers.entry(key).or_default();
+            if let Some((_, existing)) = layer.mode {
+                return Err(Error::ModeConflict {
+                    new: mode,
+                    existing,
+                });
+            }
+            layer.mode = Some((id, mode));
+            id
+        };
+        self.changed(&[Change::ModeDeclared { scope: key, mode }]);
+        Ok(Registration::new(self, Effect::Mode { layer: key, id }))
+    }
+
+    /// Undoes one effect; a no-op when it is already gone.
+    fn remove(&self, effect: &Effect) {
+        if let Effect::Listener { id } = effect {
+            write(&self.listeners).retain(|(other, _)| other != id);
+            return;
+        }
+        let change = {
+            let mut state = write(&self.state);
+            let layer_key = effect.layer();
+            let Some(layer) = state.layers.get_mut(&layer_key) else {
+                return;
+            };
+            let change = match effect {
+                Effect::Tool { name, id, .. } => {
+                    if layer.tools.get(name).is_some_and(|(other, _)| other == id) {
+                        layer.tools.shift_remove(name);
+                        Some(Change::ToolRemoved {
+                            name: name.clone(),
+                            scope: scope_of(layer_key),
+                        })
+                    } else {
+                        return;
+                    }
+                }
+                Effect::Restriction { id, .. } => {
+                    let before = layer.restrictions.len();
+                    layer.restrictions.retain(|(other, _)| other != id);
+                    if layer.restrictions.len() == before {
+                        return;
+                    }
+                    Some(Change::RestrictionLifted { scope: layer_key })
+                }
+                Effect::Guard { id, .. } => {
+                    let before = layer.guards.len();
+                    layer.guards.retain(|(other, _)| other != id);
+                    if layer.guards.len() == before {
+                        return;
+                    }
+                    None
+                }
+                Effect::Mode { id, .. } => {
+                    if layer.mode.is_some_and(|(other, _)| other == *id) {
+                        layer.mode = None;
+                        Some(Change::ModeCleared { scope: layer_key })
+                    } else {
+                        return;
+                    }
+                }
+                Effect::Listener { .. } => None,
+            };
+            if layer.is_empty() && layer_key != GLOBAL {
+                state.layers.remove(&layer_key);
+            }
+            change
+        };
+        match change {
+            Some(change) => self.changed(&[change]),
+            None => self.invalidate(),
+        }
+    }
+
+    /// Removes a scope's layer and its cached view.
+    pub(crate) fn drop_layer(&self, key: u64) {
+        let removed = write(&self.state).layers.remove(&key);
+        write(&self.views).remove(&key);
+        if let Some(layer) = removed {
+            let announced =
+                !layer.tools.is_empty() || !layer.restrictions.is_empty() || layer.mode.is_some();
+            if announced {
+                self.changed(&[Change::ScopeDisposed { scope: key }]);
+            } else {
+                self.invalidate();
+            }
+        }
+    }
+
+    /// Makes every cached view stale.
+    fn invalidate(&self) {
+        let mut views = write(&self.views);
+        self.version.fetch_add(1, Ordering::SeqCst);
+        views.clear();
+    }
+
+    /// Invalidates the views, then tells every listener, outside every lock.
+    fn changed(&self, changes: &[Change]) {
+        self.invalidate();
+        let listeners: Vec<Listener> = read(&self.listeners)
+            .iter()
+            .map(|(_, l)| Arc::clone(l))
+            .collect();
+        for change in changes {
+            for listener in &listeners {
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| listener(change))) {
+                    let error = crate::ToolError::from_panic(&*panic);
+                    tracing::error!(?change, %error, "a registry change listener panicked; the change stands");
+                }
+            }
+        }
+    }
+
+    fn view(&self, agent: Option<&AgentScope>) -> Arc<View> {
+        let key = agent.map_or(GLOBAL, AgentScope::key);
+        if let Some(view) = read(&self.views).get(&key) {
+            return Arc::clone(view);
+        }
+        let (view, version) = {
+            let state = read(&self.state);
+            let version = self.version.load(Ordering::SeqCst);
+            let transport = read(&self.transport).clone();
+            (
+                Arc::new(build_view(&state, agent, self.default_mode, transport)),
+                version,
+            )
+        };
+        let mut views = write(&self.views);
+        if self.version.load(Ordering::SeqCst) == version {
+            views.insert(key, Arc::clone(&view));
+        }
+        view
+    }
+}
+
+fn scope_of(layer: u64) -> Option<u64> {
+    (layer != GLOBAL).then_some(layer)
+}
+
+/// The layers of a scope's chain that exist, farthest ancestor first, the scope last.
+fn chain_layers<'s>(state: &'s State, scope: &AgentScope) -> Vec<(u64, &'s Layer)> {
+    let mut chain: Vec<(u64, &Layer)> = scope
+        .chain()
+        .into_iter()
+        .filter_map(|key| state.layers.get(&key).map(|layer| (key, layer)))
+        .collect();
+    chain.reverse();
+    chain
+}
+
+/// The tools a scope inherits (global, then its ancestors farthest first), before masks.
+fn inherited_names(state: &State, scope: &AgentScope) -> IndexMap<ToolName, ToolDefinition> {
+    let mut inherited = IndexMap::new();
+    if let Some(global) = state.layers.get(&GLOBAL) {
+        for (name, (_, def)) in &global.tools {
+            inherited.insert(name.clone(), def.clone());
+        }
+    }
+    for (key, layer) in chain_layers(state, scope) {
+        if key == scope.key() {
+            continue;
+        }
+        for (name, (_, def)) in &layer.tools {
+            inherited.insert(name.clone(), def.clone());
+        }
+    }
+    inherited
+}
+
+fn build_view(
+    state: &State,
+    agent: Option<&AgentScope>,
+    default_mode: PresentationMode,
+    transport: Option<ToolDefinition>,
+) -> View {
+    let global = state.layers.get(&GLOBAL);
+    let mut guards: Vec<Arc<dyn Guard>> = global
+        .map(|layer| layer.guards.iter().map(|(_, g)| Arc::clone(g)).collect())
+        .unwrap_or_default();
+    let (visible, mode) = match agent {
+        None => {
+            let visible = global
+                .map(|layer| {
+                    layer
+                        .tools
+                        .iter()
+                        .map(|(n, (_, d))| (n.clone(), d.clone()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (visible, default_mode)
+        }
+        Some(scope) => {
+            let chain = chain_layers(state, scope);
+            let inherited = inherited_names(state, scope);
+            let mut visible: VisibleMap = inherited
+                .into_iter()
+                .filter(|(name, _)| chain.iter().all(|(_, layer)| layer.admits(name.as_str())))
+                .collect();
+            if let Some(own) = state.layers.get(&scope.key()) {
+                for (name, (_, def)) in &own.tools {
+                    visible.insert(name.clone(), def.clone());
+                }
+            }
+            for (_, layer) in &chain {
+                guards.extend(layer.guards.iter().map(|(_, g)| Arc::clone(g)));
+            }
+            // The nearest declaration wins: the chain is farthest first.
+            let mode = chain
+                .iter()
+                .rev()
+                .find_map(|(_, layer)| layer.mode.map(|(_, mode)| mode))
+                .unwrap_or(default_mode);
+            (visible, mode)
+        }
+    };
+    let mut visible = visible;
+    if mode.offers_run_code()
+        && let Some(transport) = transport
+    {
+        visible.insert(transport.name().clone(), transport);
+    }
+    View {
+        scope: agent.map(AgentScope::key),
+        mode,
+        visible,
+        guards: guards.into(),
+        schemas: OnceLock::new(),
+        wire: OnceLock::new(),
+    }
+}
+
+/// What one scope can see, built once per registry change and shared by every lookup.
+pub struct View {
+    scope: Option<u64>,
+    mode: PresentationMode,
+    visible: VisibleMap,
+    guards: Arc<[Arc<dyn Guard>]>,
+    schemas: OnceLock<Arc<[ToolSchema]>>,
+    wire: OnceLock<Arc<[ToolSchema]>>,
+}
+
+impl View {
+    /// The scope key (`None` for calls without an agent).
+    pub fn scope(&self) -> Option<u64> {
+        self.scope
+    }
+
+    /// The effective presentation mode.
+    pub fn mode(&self) -> PresentationMode {
+        self.mode
+    }
+
+    /// The visible definition of `name`, if any (`run_code` included in `code`/`both`).
+    pub fn get(&self, name: &str) -> Option<&ToolDefinition> {
+        self.visible.get(name)
+    }
+
+    /// The visible tools, in view order.
+    pub fn tools(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> {
+        self.visible.values()
+    }
+
+    /// The visible names, in view order.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &ToolName> {
+        self.visible.keys()
+    }
+
+    /// The tools a Code Mode SDK declares: the visible ones except `run_code`.
+    pub fn sdk_tools(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.visible
+            .values()
+            .filter(|def| !def.name().is_run_code())
+    }
+
+    /// The guards a call from this scope is checked by, in evaluation order (global first,
+    /// then the chain farthest first). A snapshot: later changes build a new view.
+    pub fn guards(&self) -> &Arc<[Arc<dyn Guard>]> {
+        &self.guards
+    }
+
+    /// Whether a call to `name` is collapsed: a model-direct call (no parent) to a tool
+    /// other than `run_code` from a `code` scope.
+    pub fn collapses(&self, name: &str, has_parent: bool) -> bool {
+        !has_parent && self.mode == PresentationMode::Code && name != RUN_CODE
+    }
+
+    /// Whether a call may overlap with its siblings: collapsed, unknown and unclassified
+    /// calls are exclusive; otherwise the tool's classifier decides (a panic is exclusive).
+    pub fn execution_mode(&self, name: &str, args: &JsonValue, has_parent: bool) -> ExecutionMode {
+        if self.collapses(name, has_parent) {
+            return ExecutionMode::Exclusive;
+        }
+        match self.get(name) {
+            Some(def) if def.is_concurrency_safe(args) => ExecutionMode::Parallel,
+            _ => ExecutionMode::Exclusive,
+        }
+    }
+
+    /// The capability catalogue: every visible tool as `{name, description, parameters}`,
+    /// in view order. Built once per view.
+    pub fn schemas(&self) -> Arc<[ToolSchema]> {
+        Arc::clone(
+            self.schemas
+                .get_or_init(|| self.visible.values().map(ToolSchema::of).collect()),
+        )
+    }
+
+    /// The tools announced to the model: every visible tool in `native` and `both`
+    /// (`run_code` last), only `run_code` in `code`.
+    pub fn wire_schemas(&self) -> Arc<[ToolSchema]> {
+        Arc::clone(self.wire.get_or_init(|| {
+            match self.mode {
+                PresentationMode::Code => self
+                    .visible
+                    .values()
+                    .filter(|def| def.name().is_run_code())
+                    .map(ToolSchema::of)
+                    .collect(),
+                PresentationMode::Native | PresentationMode::Both => self.schemas().to_vec().into(),
+            }
+        }))
+    }
+}
+
+impl fmt::Debug for View {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("View")
+            .field("scope", &self.scope)
+            .field("mode", &self.mode)
+            .field("tools", &self.visible.keys().collect::<Vec<_>>())
+            .field("guards", &self.guards.len())
+            .finish()
+    }
+}
+
+/// One effect owned by a [`Registration`].
+enum Effect {
+    Tool { layer: u64, name: ToolName, id: u64 },
+    Restriction { layer: u64, id: u64 },
+    Guard { layer: u64, id: u64 },
+    Mode { layer: u64, id: u64 },
+    Listener { id: u64 },
+}
+
+impl Effect {
+    fn layer(&self) -> u64 {
+        match self {
+            Effect::Tool { layer, .. }
+            | Effect::Restriction { layer, .. }
+            | Effect::Guard { layer, .. }
+            | Effect::Mode { layer, .. } => *layer,
+            Effect::Listener { .. } => GLOBAL,
+        }
+    }
+}
+
+/// The handle of one registration, restriction, guard, mode declaration or listener.
+///
+/// **Dropping it undoes the effect** (RAII), as does [`Registration::dispose`]; both are
+/// idempotent and remove exactly this effect (a later registration of the same name is
+/// untouched). Call [`Registration::keep`] to make the effect last as long as its layer.
+#[must_use = "dropping a Registration undoes it at once; call .keep() to make it permanent"]
+pub struct Registration {
+    shared: Weak<Shared>,
+    effect: Effect,
+    armed: AtomicBool,
+}
+
+impl Registration {
+    fn new(shared: &Shared, effect: Effect) -> Registration {
+        Registration {
+            shared: shared.weak.clone(),
+            effect,
+            armed: AtomicBool::new(true),
+        }
+    }
+
+    /// Undoes the effect now. Idempotent.
+    pub fn dispose(&self) {
+        if self.armed.swap(false, Ordering::SeqCst)
+            && let Some(shared) = self.shared.upgrade()
+        {
+            shared.remove(&self.effect);
+        }
+    }
+
+    /// Keeps the effect for the lifetime of its layer (the registry, or the scope).
+    pub fn keep(self) {
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether the effect is still owned by this handle (not disposed, not kept).
+    pub fn is_armed(&self) -> bool {
+        self.armed.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.dispose();
+    }
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match &self.effect {
+            Effect::Tool { name, .. } => format!("tool {name}"),
+            Effect::Restriction { .. } => "restriction".to_owned(),
+            Effect::Guard { .. } => "guard".to_owned(),
+            Effect::Mode { .. } => "mode".to_owned(),
+            Effect::Listener { .. } => "listener".to_owned(),
+        };
+        f.debug_struct("Registration")
+            .field("effect", &what)
+            .field("armed", &self.is_armed())
+            .finish()
+    }
+}

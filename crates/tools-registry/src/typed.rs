@@ -1,0 +1,309 @@
+//! `define_tool`: a typed tool built on `tools-schema`.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tools_json::{ErrorCode, JsonValue};
+use tools_presentation::{ContentBlock, Typed, TypedPresenter};
+use tools_schema::{ArgsSchema, OutputSchema, Params, Schema, Validated};
+
+use crate::definition::{OutputDecl, RenderFn, text_of};
+use crate::{CallInfo, Error, ResultView, RunContext, ToolDefinition, ToolError};
+
+type TypedRender<A, O> =
+    Arc<dyn Fn(&A, &Validated<O>) -> Result<Vec<ContentBlock>, ToolError> + Send + Sync>;
+type TypedMeta<A, O> = Arc<dyn Fn(&A, &Validated<O>) -> Result<Value, ToolError> + Send + Sync>;
+type TypedClassifier<A> = Arc<dyn Fn(&A) -> bool + Send + Sync>;
+type TypedBody<A, O> = Arc<
+    dyn Fn(A, RunContext) -> std::pin::Pin<Box<dyn Future<Output = Result<O, ToolError>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// Starts a typed tool: arguments deserialize into `A` after validation, the body returns
+/// an `O`, and the render and presentation payload receive the typed arguments and the
+/// validated typed value.
+///
+/// What the typed wrapper adds to a raw definition:
+/// - the arguments are validated against the compiled parameter map before the body runs
+///   (a failure is an `INVALID_ARGS` error result; the body counts as invoked, as in the
+///   reference);
+/// - the classifier and the presenter see typed arguments, and arguments that do not parse
+///   make the call exclusive / give the generic card (soft validation for replays).
+///
+/// # Examples
+///
+/// ```
+/// use serde::Deserialize;
+/// use tools_registry::{Registry, define_tool};
+/// use tools_schema::{Schema, params};
+///
+/// #[derive(Deserialize)]
+/// struct EchoArgs { text: String, uppercase: Option<bool> }
+///
+/// let echo = define_tool::<EchoArgs, String>("typed-echo", "Echo the text back.")
+///     .params(params().required("text", Schema::string()).optional("uppercase", Schema::boolean()))
+///     .output(Schema::string())
+///     .body(|args: EchoArgs, _ctx| async move {
+///         Ok(if args.uppercase == Some(true) { args.text.to_uppercase() } else { args.text })
+///     })
+///     .concurrency(|_args: &EchoArgs| true)
+///     .build()?;
+///
+/// let registry = Registry::new();
+/// registry.register(echo)?.keep();
+/// let schema = &registry.schemas(None)[0];
+/// assert_eq!(
+///     schema.parameters.to_string(),
+///     r#"{"type":"object","properties":{"text":{"type":"string"},"uppercase":{"type":"boolean"}},"required":["text"]}"#
+/// );
+/// # Ok::<(), tools_registry::Error>(())
+/// ```
+pub fn define_tool<A, O>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+) -> TypedToolBuilder<A, O>
+where
+    A: DeserializeOwned + Send + 'static,
+    O: Serialize + DeserializeOwned + Send + 'static,
+{
+    TypedToolBuilder {
+        name: name.into(),
+        description: description.into(),
+        params: None,
+        output: None,
+        render: None,
+        meta: None,
+        body: None,
+        timeout: None,
+        concurrency: None,
+        presenter: None,
+        finalize: None,
+        _types: PhantomData,
+    }
+}
+
+/// Builds a typed tool; see [`define_tool`].
+#[must_use]
+pub struct TypedToolBuilder<A, O> {
+    name: String,
+    description: String,
+    params: Option<Params>,
+    output: Option<Schema>,
+    render: Option<TypedRender<A, O>>,
+    meta: Option<TypedMeta<A, O>>,
+    body: Option<TypedBody<A, O>>,
+    timeout: Option<Duration>,
+    concurrency: Option<TypedClassifier<A>>,
+    presenter: Option<Arc<dyn tools_presentation::Presenter>>,
+    finalize: Option<crate::definition::FinalizeFn>,
+    _types: PhantomData<fn(A) -> O>,
+}
+
+impl<A, O> TypedToolBuilder<A, O>
+where
+    A: DeserializeOwned + Send + 'static,
+    O: Serialize + DeserializeOwned + Send + 'static,
+{
+    /// The parameter map (default: no parameters).
+    pub fn params(mut self, params: Params) -> Self {
+        self.params = Some(params);
+        self
+    }
+
+    /// The output value schema (mandatory).
+    pub fn output(mut self, schema: impl Into<Schema>) -> Self {
+        self.output = Some(schema.into());
+        self
+    }
+
+    /// How a validated value renders (default: one text block, strings as themselves and
+    /// other values as compact JSON).
+    pub fn render(
+        mut self,
+        render: impl Fn(&A, &Validated<O>) -> Vec<ContentBlock> + Send + Sync + 'static,
+    ) -> Self {
+        self.render = Some(Arc::new(move |a: &A, o: &Validated<O>| Ok(render(a, o))));
+        self
+    }
+
+    /// The replayable presentation payload of top-level calls.
+    pub fn presentation_meta(
+        mut self,
+        meta: impl Fn(&A, &Validated<O>) -> Value + Send + Sync + 'static,
+    ) -> Self {
+        self.meta = Some(Arc::new(move |a: &A, o: &Validated<O>| Ok(meta(a, o))));
+        self
+    }
+
+    /// The body (mandatory).
+    pub fn body<F, Fut>(mut self, body: F) -> Self
+    where
+        F: Fn(A, RunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    {
+        self.body = Some(Arc::new(move |args, ctx| Box::pin(body(args, ctx))));
+        self
+    }
+
+    /// The timeout budget (must be positive).
+    pub fn timeout(mut self, budget: Duration) -> Self {
+        self.timeout = Some(budget);
+        self
+    }
+
+    /// The concurrency classifier over typed arguments (invalid arguments: exclusive).
+    pub fn concurrency(mut self, classify: impl Fn(&A) -> bool + Send + Sync + 'static) -> Self {
+        self.concurrency = Some(Arc::new(classify));
+        self
+    }
+
+    /// The presenter over typed arguments (invalid arguments: the generic card).
+    pub fn presenter<P>(mut self, presenter: P) -> Self
+    where
+        P: TypedPresenter<Args = A> + 'static,
+    {
+        self.presenter = Some(Arc::new(Typed(presenter)));
+        self
+    }
+
+    /// The last-mile content transform.
+    pub fn finalize_content(
+        mut self,
+        finalize: impl Fn(&CallInfo, &ResultView<'_>) -> Option<Vec<ContentBlock>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.finalize = Some(Arc::new(finalize));
+        self
+    }
+
+    /// Compiles the schemas once and builds the definition.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedSchema`] for a bad parameter map or output schema, and the
+    /// errors of [`crate::DefinitionBuilder::build`].
+    pub fn build(self) -> Result<ToolDefinition, Error> {
+        let name = self.name;
+        let schema_error = |e: tools_schema::Error| Error::UnsupportedSchema {
+            tool: name.clone(),
+            violations: e.violations().to_vec().into(),
+        };
+        let Some(output_spec) = self.output else {
+            return Err(Error::MissingOutput { tool: name });
+        };
+        let output: Arc<OutputSchema<O>> =
+            Arc::new(OutputSchema::new(output_spec).map_err(schema_error)?);
+        let params = self.params.unwrap_or_else(tools_schema::params);
+        let args: Arc<ArgsSchema<A>> = Arc::new(ArgsSchema::new(&params).map_err(schema_error)?);
+
+        let render: RenderFn = {
+            let (args, output, render) = (Arc::clone(&args), Arc::clone(&output), self.render);
+            Arc::new(
+                move |raw_args: &JsonValue, value: &JsonValue| match &render {
+                    None => Ok(vec![ContentBlock::text(text_of(value))]),
+                    Some(render) => {
+                        let (typed_args, typed_value) =
+                            typed_pair(&args, &output, raw_args, value)?;
+                        render(&typed_args, &typed_value)
+                    }
+                },
+            )
+        };
+        let mut decl = OutputDecl::compiled(output.schema().clone(), render);
+        if let Some(meta) = self.meta {
+            let (args, output) = (Arc::clone(&args), Arc::clone(&output));
+            decl = decl.with_presentation_meta(move |raw_args, value| {
+                let (typed_args, typed_value) = typed_pair(&args, &output, raw_args, value)?;
+                meta(&typed_args, &typed_value)
+            });
+        }
+
+        let mut builder = ToolDefinition::builder(&name, self.description)
+            .parameters(args.schema().as_json().clone())
+            .output(decl);
+        if let Some(body) = self.body {
+            let args = Arc::clone(&args);
+            builder = builder.body(move |raw_args: JsonValue, ctx: RunContext| {
+                let parsed = args.parse(&raw_args);
+                let body = Arc::clone(&body);
+                async move {
+                    let typed = parsed.map_err(ToolError::from)?;
+                    let value = body(typed, ctx).await?;
+                    serde_json::to_value(&value).map_err(|e| {
+                        ToolError::with_code(
+                            ErrorCode::InvalidToolOutput,
+                            format!(
+                                "invalid tool output: the value cannot be serialized to JSON: {e}"
+                            ),
+                        )
+                    })
+                }
+            });
+        }
+        if let Some(timeout) = self.timeout {
+            builder = builder.timeout(timeout);
+        }
+        if let Some(classify) = self.concurrency {
+            let args = Arc::clone(&args);
+            builder = builder.concurrency(move |raw: &JsonValue| {
+                args.parse(raw).is_ok_and(|typed| classify(&typed))
+            });
+        }
+        if let Some(presenter) = self.presenter {
+            builder = builder.presenter(SharedPresenter(presenter));
+        }
+        if let Some(finalize) = self.finalize {
+            builder = builder.finalize_content(move |call, result| finalize(call, result));
+        }
+        builder.build()
+    }
+}
+
+fn typed_pair<A, O>(
+    args: &ArgsSchema<A>,
+    output: &OutputSchema<O>,
+    raw_args: &JsonValue,
+    value: &JsonValue,
+) -> Result<(A, Validated<O>), ToolError>
+where
+    A: DeserializeOwned,
+    O: Serialize + DeserializeOwned,
+{
+    let typed_args = args.parse(raw_args).map_err(ToolError::from)?;
+    let typed_value = output.read(value.clone()).map_err(ToolError::from)?;
+    Ok((typed_args, typed_value))
+}
+
+/// A presenter shared behind an `Arc`.
+struct SharedPresenter(Arc<dyn tools_presentation::Presenter>);
+
+impl tools_presentation::Presenter for SharedPresenter {
+    fn present_call(&self, args: &Value) -> Option<tools_presentation::ToolCallView> {
+        self.0.present_call(args)
+    }
+
+    fn present_result(
+        &self,
+        args: &Value,
+        result: &tools_presentation::RawResult,
+    ) -> Option<tools_presentation::ToolResultView> {
+        self.0.present_result(args, result)
+    }
+}
+
+impl<A, O> fmt::Debug for TypedToolBuilder<A, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TypedToolBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,143 @@
+//! Group O: concurrency classification.
+
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::json;
+use tools_json::JsonValue;
+use tools_registry::{
+    ExecutionMode, OutputDecl, Registry, ToolDefinition, ToolFilter, define_tool,
+};
+use tools_schema::{Schema, params};
+
+fn classified(
+    name: &str,
+    classify: impl Fn(&JsonValue) -> bool + Send + Sync + 'static,
+) -> ToolDefinition {
+    ToolDefinition::builder(name, "d")
+        .output(OutputDecl::text(json!({"type": "string"})))
+        .body(|_a, _c| async { Ok(json!("x")) })
+        .concurrency(classify)
+        .build()
+        .unwrap()
+}
+
+fn args(v: serde_json::Value) -> JsonValue {
+    JsonValue::new(v).unwrap()
+}
+
+#[test]
+fn o01_only_an_exact_yes_is_parallel() {
+    let registry = Registry::new();
+    registry
+        .register(classified("yes", |_| true))
+        .unwrap()
+        .keep();
+    registry.register(crate::support::t("none")).unwrap().keep();
+    let view = registry.view(None);
+    assert_eq!(
+        view.execution_mode("yes", &args(json!({})), false),
+        ExecutionMode::Parallel
+    );
+    assert_eq!(
+        view.execution_mode("none", &args(json!({})), false),
+        ExecutionMode::Exclusive
+    );
+    assert_eq!(
+        view.execution_mode("ghost", &args(json!({})), false),
+        ExecutionMode::Exclusive
+    );
+}
+
+#[derive(Deserialize)]
+struct ModeArgs {
+    mode: String,
+}
+
+#[test]
+fn o02_typed_classifiers_see_typed_arguments_and_invalid_ones_are_exclusive() {
+    let registry = Registry::new();
+    let def = define_tool::<ModeArgs, String>("fs", "d")
+        .params(params().required("mode", Schema::string()))
+        .output(Schema::string())
+        .body(|a: ModeArgs, _c| async move { Ok(a.mode) })
+        .concurrency(|a: &ModeArgs| a.mode == "read")
+        .build()
+        .unwrap();
+    registry.register(def).unwrap().keep();
+    let view = registry.view(None);
+    assert_eq!(
+        view.execution_mode("fs", &args(json!({"mode": "read"})), false),
+        ExecutionMode::Parallel
+    );
+    assert_eq!(
+        view.execution_mode("fs", &args(json!({"mode": "write"})), false),
+        ExecutionMode::Exclusive
+    );
+    assert_eq!(
+        view.execution_mode("fs", &args(json!({})), false),
+        ExecutionMode::Exclusive
+    );
+}
+
+#[test]
+fn o03_a_panicking_classifier_is_exclusive() {
+    let registry = Registry::new();
+    registry
+        .register(classified("boom", |_| panic!("classifier bug")))
+        .unwrap()
+        .keep();
+    assert_eq!(
+        registry
+            .view(None)
+            .execution_mode("boom", &args(json!({})), false),
+        ExecutionMode::Exclusive
+    );
+}
+
+#[test]
+fn o04_the_classifier_sees_the_arguments() {
+    let seen = Arc::new(Mutex::new(None));
+    let sink = Arc::clone(&seen);
+    let registry = Registry::new();
+    registry
+        .register(classified("spy", move |a| {
+            *sink.lock().unwrap() = Some(a.as_value().clone());
+            true
+        }))
+        .unwrap()
+        .keep();
+    assert_eq!(
+        registry
+            .view(None)
+            .execution_mode("spy", &args(json!({"anything": 1})), false),
+        ExecutionMode::Parallel
+    );
+    assert_eq!(*seen.lock().unwrap(), Some(json!({"anything": 1})));
+}
+
+#[test]
+fn o05_visibility_decides_first() {
+    let registry = Registry::new();
+    registry.register(classified("g", |_| true)).unwrap().keep();
+    let (a, b) = (registry.scope(), registry.scope());
+    a.register(classified("scoped", |_| true)).unwrap().keep();
+    b.restrict(ToolFilter::deny(["g"])).unwrap().keep();
+    let none = args(json!({}));
+    assert_eq!(
+        registry
+            .view(Some(&a))
+            .execution_mode("scoped", &none, false),
+        ExecutionMode::Parallel
+    );
+    assert_eq!(
+        registry
+            .view(Some(&b))
+            .execution_mode("scoped", &none, false),
+        ExecutionMode::Exclusive
+    );
+    assert_eq!(
+        registry.view(Some(&b)).execution_mode("g", &none, false),
+        ExecutionMode::Exclusive
+    );
+}

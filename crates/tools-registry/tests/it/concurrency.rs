@@ -1,0 +1,64 @@
+//! Thread safety: registrations and lookups from many threads at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tools_registry::Registry;
+
+use crate::support::t;
+
+#[test]
+fn lookups_stay_consistent_while_other_threads_register_and_dispose() {
+    let registry = Registry::new();
+    registry.register(t("stable")).unwrap().keep();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let registry = registry.clone();
+            std::thread::spawn(move || {
+                for i in 0..300 {
+                    let reg = registry.register(t(&format!("w{w}-{i}"))).unwrap();
+                    if i % 3 == 0 {
+                        reg.keep();
+                    }
+                }
+            })
+        })
+        .collect();
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let registry = registry.clone();
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut lookups = 0u64;
+                while !stop.load(Ordering::Relaxed) || lookups < 1000 {
+                    let view = registry.view(None);
+                    assert!(view.get("stable").is_some());
+                    // A view is internally consistent: its projection lists its tools.
+                    assert_eq!(view.schemas().len(), view.tools().len());
+                    lookups += 1;
+                }
+                lookups
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    for reader in readers {
+        assert!(reader.join().unwrap() >= 1000);
+    }
+    // Kept registrations remain: every third of 300 per writer, plus `stable`.
+    assert_eq!(registry.view(None).tools().len(), 1 + 2 * 100);
+}
+
+#[test]
+fn registry_handles_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Registry>();
+    assert_send_sync::<tools_registry::AgentScope>();
+    assert_send_sync::<tools_registry::ToolDefinition>();
+    assert_send_sync::<tools_registry::Registration>();
+    assert_send_sync::<tools_registry::View>();
+}
