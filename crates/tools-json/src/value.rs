@@ -5,6 +5,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use serde_json::{Number, Value};
+use smallvec::SmallVec;
 
 use crate::{Error, Path, Segment, Violation, ViolationKind, Violations};
 
@@ -361,11 +362,30 @@ fn arena_index(len: usize) -> u32 {
 
 /// Canonicalises in place; returns the container depth or every violation.
 fn canonicalize(value: &mut Value, limits: &Limits, root: &str) -> Result<usize, Violations> {
-    let mut arena: Vec<(u32, Step<'_>)> = Vec::new();
+    // Scalars need no walk.
+    if let Value::Number(n) = value
+        && n.is_f64()
+    {
+        if is_negative_zero(n) {
+            return Err(vec![Violation::new(
+                Path::root(root),
+                ViolationKind::NegativeZero,
+            )]
+            .into());
+        }
+        if let Some(integer) = n.as_f64().and_then(integral_float_to_integer) {
+            *n = integer;
+        }
+        return Ok(0);
+    }
+    if item_is_plain_scalar(value) {
+        return Ok(0);
+    }
+    let mut arena: SmallVec<[(u32, Step<'_>); 16]> = SmallVec::new();
     let mut violations = Vec::new();
     let mut max_depth = 0usize;
     // Stack entries: the value, its depth (containers above it, itself excluded), its path id.
-    let mut stack: Vec<(&mut Value, usize, u32)> = Vec::new();
+    let mut stack: SmallVec<[(&mut Value, usize, u32); 16]> = SmallVec::new();
     arena.push((0, Step::Root));
     stack.push((value, 0, 0));
     while let Some((value, depth, at)) = stack.pop() {

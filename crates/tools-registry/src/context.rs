@@ -50,11 +50,38 @@ pub struct CallInfo {
     pub arguments: JsonValue,
 }
 
+/// A context message deferred by a tool: delivered to the model with the call's result
+/// (the reference's `additionalContexts` entries), in call order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolContext {
+    /// Who added it (e.g. `"tools-code-mode"`), if anyone says.
+    pub source: Option<Arc<str>>,
+    /// The message's content.
+    pub content: Vec<ContentBlock>,
+}
+
+impl ToolContext {
+    /// A context of one text block.
+    pub fn text(text: impl Into<String>) -> ToolContext {
+        ToolContext {
+            source: None,
+            content: vec![ContentBlock::text(text)],
+        }
+    }
+
+    /// The same context with a source.
+    #[must_use]
+    pub fn with_source(mut self, source: impl Into<Arc<str>>) -> ToolContext {
+        self.source = Some(source.into());
+        self
+    }
+}
+
 /// The pipeline's side of a run context: where deferred contexts and the turn conclusion
 /// go. Implemented by the pipeline; [`RunContext::detached`] uses a no-op.
 pub trait RunHooks: Send + Sync {
-    /// Adds a context block to be delivered with the call's result.
-    fn defer_context(&self, block: ContentBlock);
+    /// Adds a context to be delivered with the call's result.
+    fn defer_context(&self, context: ToolContext);
     /// Asks the agent loop to end the turn after this call's batch.
     fn conclude_turn(&self);
 }
@@ -62,7 +89,7 @@ pub trait RunHooks: Send + Sync {
 struct NoHooks;
 
 impl RunHooks for NoHooks {
-    fn defer_context(&self, _block: ContentBlock) {}
+    fn defer_context(&self, _context: ToolContext) {}
     fn conclude_turn(&self) {}
 }
 
@@ -116,9 +143,10 @@ impl RunContext {
         self.cancel.is_cancelled()
     }
 
-    /// Adds a context block delivered with this call's result.
-    pub fn defer_context(&self, block: ContentBlock) {
-        self.hooks.defer_context(block);
+    /// Adds a context delivered with this call's result (before any context the result
+    /// itself carries).
+    pub fn defer_context(&self, context: ToolContext) {
+        self.hooks.defer_context(context);
     }
 
     /// Asks the agent loop to end the turn after this call's batch.

@@ -313,17 +313,22 @@ impl ToolDefinition {
         self.inner.finalize_content.as_ref()
     }
 
-    /// Applies `finalize_content`; `None` keeps the content (also when the transform
-    /// panics, which is reported through `tracing`).
-    pub fn finalize(&self, call: &CallInfo, result: &ResultView<'_>) -> Option<Vec<ContentBlock>> {
-        let finalize = self.inner.finalize_content.as_ref()?;
-        match catch_unwind(AssertUnwindSafe(|| finalize(call, result))) {
-            Ok(content) => content,
-            Err(panic) => {
-                tracing::error!(tool = %self.inner.name, error = %ToolError::from_panic(&*panic), "finalize_content panicked; content kept");
-                None
-            }
-        }
+    /// Applies `finalize_content`: `Ok(None)` keeps the content (also when none is
+    /// declared), `Ok(Some(content))` replaces it.
+    ///
+    /// # Errors
+    ///
+    /// The transform's panic, as a [`ToolError`].
+    pub fn finalize(
+        &self,
+        call: &CallInfo,
+        result: &ResultView<'_>,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolError> {
+        let Some(finalize) = self.inner.finalize_content.as_ref() else {
+            return Ok(None);
+        };
+        catch_unwind(AssertUnwindSafe(|| finalize(call, result)))
+            .map_err(|panic| ToolError::from_panic(&*panic))
     }
 
     /// Whether a call with these arguments may run beside others: only an exact `true`

@@ -13,7 +13,7 @@ mod scope;
 mod tool_error;
 mod typed;
 
-pub use context::{CallInfo, ExecutionToken, RunContext, RunHooks};
+pub use context::{CallInfo, ExecutionToken, RunContext, RunHooks, ToolContext};
 pub use definition::{
     BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MetaFn, Output, OutputDecl, RenderFn,
     ResultView, ToolBody, ToolDefinition, text_of,

@@ -5,6 +5,7 @@
 //! counted, never materialized, and abandons the rest of its branch at once.
 
 use serde_json::Value;
+use smallvec::SmallVec;
 
 use super::compile::PropertyMap;
 use super::{Node, NodeId, is_integer, json_scalar_eq};
@@ -43,8 +44,8 @@ enum Task<'a> {
 struct Walk<'a> {
     nodes: &'a [Node],
     root: &'a str,
-    stack: Vec<Task<'a>>,
-    arena: Vec<(u32, Step<'a>)>,
+    stack: SmallVec<[Task<'a>; 16]>,
+    arena: SmallVec<[(u32, Step<'a>); 16]>,
     out: Vec<Violation>,
     /// Nesting of `oneOf` branches being probed; failures inside are counted, not reported.
     probing: usize,
@@ -53,7 +54,7 @@ struct Walk<'a> {
     /// Set when a failure outside any `oneOf` happened in quiet mode.
     invalid: bool,
     /// Scratch: the member matching each declared property of the object being visited.
-    present: Vec<Option<&'a Value>>,
+    present: SmallVec<[Option<&'a Value>; 16]>,
     /// Stack height to cut back to when a probe fails.
     floor: usize,
     /// Set by a failure in probe mode: the current branch is abandoned.
@@ -77,9 +78,9 @@ pub(crate) fn is_valid(nodes: &[Node], value: &Value) -> bool {
 
 impl<'a> Walk<'a> {
     fn new(nodes: &'a [Node], root: &'a str, value: &'a Value) -> Walk<'a> {
-        let mut arena = Vec::with_capacity(32);
+        let mut arena = SmallVec::new();
         arena.push((0, Step::Root));
-        let mut stack = Vec::with_capacity(16);
+        let mut stack = SmallVec::new();
         stack.push(Task::Visit {
             node: 0,
             value,
@@ -95,7 +96,7 @@ impl<'a> Walk<'a> {
             probing: 0,
             quiet: false,
             invalid: false,
-            present: Vec::new(),
+            present: SmallVec::new(),
             floor: 0,
             cut: false,
         }

@@ -1,0 +1,242 @@
+//! The caller's input and the pipeline's execution.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tools_json::JsonValue;
+use tools_registry::{
+    AgentScope, CallInfo, ExecutionToken, RunHooks, ToolContext, ToolDefinition, ToolName,
+};
+
+use crate::Error;
+
+/// A model-issued call, as the host hands it to the pipeline.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use tokio_util::sync::CancellationToken;
+/// use tools_pipeline::ToolCall;
+///
+/// let call = ToolCall::new("call-1", "read_file", json!({"path": "/tmp/a"}))?
+///     .with_cancellation(CancellationToken::new());
+/// assert_eq!(call.name(), "read_file");
+/// assert!(ToolCall::new("call-2", "", json!({})).is_err());
+/// # Ok::<(), tools_pipeline::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ToolCall {
+    pub(crate) call_id: Arc<str>,
+    pub(crate) root_call_id: Option<Arc<str>>,
+    pub(crate) name: ToolName,
+    pub(crate) arguments: Value,
+    pub(crate) agent: Option<AgentScope>,
+    pub(crate) parent: Option<ExecutionToken>,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl ToolCall {
+    /// A call of `name` with `arguments`, never cancelled, without agent or parent.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyName`] when `name` is empty (DECISIONS 8).
+    pub fn new(
+        call_id: impl Into<Arc<str>>,
+        name: &str,
+        arguments: Value,
+    ) -> Result<ToolCall, Error> {
+        let name = ToolName::new(name).map_err(|_| Error::EmptyName)?;
+        Ok(ToolCall {
+            call_id: call_id.into(),
+            root_call_id: None,
+            name,
+            arguments,
+            agent: None,
+            parent: None,
+            cancel: CancellationToken::new(),
+        })
+    }
+
+    /// The call as made by `agent` (its scope decides visibility, masks, mode and hooks).
+    #[must_use]
+    pub fn with_agent(mut self, agent: AgentScope) -> ToolCall {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The caller's cancellation token: cancelling it cancels the call.
+    #[must_use]
+    pub fn with_cancellation(mut self, cancel: CancellationToken) -> ToolCall {
+        self.cancel = cancel;
+        self
+    }
+
+    /// The enclosing transport execution of a Code Mode sub-call.
+    #[must_use]
+    pub fn with_parent(mut self, parent: ExecutionToken) -> ToolCall {
+        self.parent = Some(parent);
+        self
+    }
+
+    /// The id of the model call this one descends from (defaults to the call id).
+    #[must_use]
+    pub fn with_root_call_id(mut self, root: impl Into<Arc<str>>) -> ToolCall {
+        self.root_call_id = Some(root.into());
+        self
+    }
+
+    /// The called tool's name.
+    pub fn name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The raw arguments.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// The calling agent, if any.
+    pub fn agent(&self) -> Option<&AgentScope> {
+        self.agent.as_ref()
+    }
+
+    /// The parent execution, if any.
+    pub fn parent(&self) -> Option<ExecutionToken> {
+        self.parent
+    }
+
+    /// The caller's cancellation token.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+}
+
+/// One execution: the call's identity and immutable argument snapshot, shared (behind an
+/// `Arc`) by every stage, hook and observer that sees the call.
+///
+/// `arguments` is the lossless snapshot of the call's arguments, or `null` when they could
+/// not cross the lossless boundary ([`Execution::arguments_ok`] is then `false` and the
+/// call ends with an error result before any hook runs).
+pub struct Execution {
+    pub(crate) info: Arc<CallInfo>,
+    pub(crate) root_call_id: Arc<str>,
+    pub(crate) arguments_ok: bool,
+    pub(crate) caller: CancellationToken,
+    pub(crate) state: ExecState,
+}
+
+/// The pipeline's private per-execution state.
+#[derive(Default)]
+pub(crate) struct ExecState {
+    /// Set right before the body is invoked: selects `ABORTED` over
+    /// `ABORTED_BEFORE_DISPATCH` for later cancellations.
+    pub(crate) body_invoked: AtomicBool,
+    /// Set by `RunContext::conclude_turn`.
+    pub(crate) concluded: AtomicBool,
+    /// Contexts deferred by the body, in call order.
+    pub(crate) deferred: Mutex<Vec<ToolContext>>,
+    /// The definition whose `finalize_content` runs once at the end (captured at creation).
+    pub(crate) finalizer: Option<ToolDefinition>,
+}
+
+impl RunHooks for Execution {
+    fn defer_context(&self, context: ToolContext) {
+        self.state
+            .deferred
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(context);
+    }
+
+    fn conclude_turn(&self) {
+        self.state.concluded.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Execution {
+    /// The call's identity (call id, tool, token, agent, parent, arguments).
+    pub fn info(&self) -> &CallInfo {
+        &self.info
+    }
+
+    /// The call's identity, shared.
+    pub fn info_arc(&self) -> &Arc<CallInfo> {
+        &self.info
+    }
+
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        &self.info.call_id
+    }
+
+    /// The id of the model call this one descends from.
+    pub fn root_call_id(&self) -> &str {
+        &self.root_call_id
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &ToolName {
+        &self.info.tool
+    }
+
+    /// The execution's opaque token.
+    pub fn token(&self) -> ExecutionToken {
+        self.info.token
+    }
+
+    /// The calling agent.
+    pub fn agent(&self) -> Option<&AgentScope> {
+        self.info.agent.as_ref()
+    }
+
+    /// The parent execution of a sub-call.
+    pub fn parent(&self) -> Option<ExecutionToken> {
+        self.info.parent
+    }
+
+    /// The immutable argument snapshot.
+    pub fn arguments(&self) -> &JsonValue {
+        &self.info.arguments
+    }
+
+    /// Whether the arguments crossed the lossless boundary.
+    pub fn arguments_ok(&self) -> bool {
+        self.arguments_ok
+    }
+
+    /// The caller's cancellation token (what "the caller cancelled" means at every check).
+    pub fn caller_cancellation(&self) -> &CancellationToken {
+        &self.caller
+    }
+
+    /// Whether a hook registered for `scope` (`None`: unscoped) sees this execution.
+    pub fn is_seen_by(&self, scope: Option<&AgentScope>) -> bool {
+        match scope {
+            None => true,
+            Some(scope) => self.agent().is_some_and(|agent| agent.is_within(scope)),
+        }
+    }
+}
+
+impl fmt::Debug for Execution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Execution")
+            .field("call_id", &self.info.call_id)
+            .field("tool", &self.info.tool)
+            .field("token", &self.info.token)
+            .field("agent", &self.info.agent)
+            .field("parent", &self.info.parent)
+            .field("arguments", &self.info.arguments)
+            .finish_non_exhaustive()
+    }
+}

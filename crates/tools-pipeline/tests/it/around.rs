@@ -1,0 +1,326 @@
+//! Group H: around-dispatch wrappers.
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tools_json::JsonValue;
+use tools_pipeline::{
+    DispatchRequest, ErrorCode, Next, PostDecision, PostRequest, PreDecision, PreRequest,
+    ToolContext, ToolResult, from_fn,
+};
+use tools_registry::{OutputDecl, ToolDefinition, ToolError};
+
+use crate::support::{Log, call, post_hook, setup, short_circuit, tool_with};
+
+#[tokio::test(flavor = "current_thread")]
+async fn h01_the_stages_run_in_order() {
+    let (registry, pipeline) = setup();
+    let log = Log::default();
+    let body_log = log.clone();
+    registry
+        .register(tool_with("traced", move |args, _c| {
+            body_log.push("dispatch");
+            async move { Ok(args.get("text").cloned().unwrap_or(json!(""))) }
+        }))
+        .unwrap()
+        .keep();
+    let (l1, l2, l3) = (log.clone(), log.clone(), log.clone());
+    pipeline
+        .on_pre_execute(from_fn(
+            move |r: PreRequest, next: Next<PreRequest, PreDecision>| {
+                let log = l1.clone();
+                async move {
+                    log.push("pre:before");
+                    let d = next.run(r).await;
+                    log.push("pre:after");
+                    d
+                }
+            },
+        ))
+        .keep();
+    pipeline
+        .on_execute(from_fn(
+            move |r: DispatchRequest, next: Next<DispatchRequest, ToolResult>| {
+                let log = l2.clone();
+                async move {
+                    log.push("execute:before");
+                    let out = next.run(r).await;
+                    log.push("execute:after");
+                    out
+                }
+            },
+        ))
+        .keep();
+    pipeline
+        .on_post_execute(from_fn(
+            move |r: PostRequest, next: Next<PostRequest, PostDecision>| {
+                let log = l3.clone();
+                async move {
+                    log.push("post:before");
+                    let d = next.run(r).await;
+                    log.push("post:after");
+                    d
+                }
+            },
+        ))
+        .keep();
+    let observed = log.clone();
+    pipeline
+        .on_result(move |_e, _r| observed.push("result"))
+        .keep();
+    let result = pipeline
+        .execute(call("traced", json!({"text": "hi"})))
+        .await;
+    assert_eq!(result.text(), "hi");
+    assert_eq!(
+        log.entries(),
+        [
+            "pre:before",
+            "pre:after",
+            "execute:before",
+            "dispatch",
+            "execute:after",
+            "post:before",
+            "post:after",
+            "result"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn h02_a_denial_never_reaches_the_wrappers() {
+    let (_registry, pipeline) = setup();
+    let log = Log::default();
+    let l = log.clone();
+    pipeline
+        .on_pre_execute(crate::support::pre_hook(|_| {
+            Some(Ok(PreDecision::Deny("nope".into())))
+        }))
+        .keep();
+    pipeline
+        .on_execute(from_fn(
+            move |r: DispatchRequest, next: Next<DispatchRequest, ToolResult>| {
+                let log = l.clone();
+                async move {
+                    log.push("execute");
+                    next.run(r).await
+                }
+            },
+        ))
+        .keep();
+    let result = pipeline.execute(call("echo", json!({}))).await;
+    assert_eq!(result.text(), "Error: nope");
+    assert!(log.entries().is_empty());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn h03_a_body_failure_reaches_the_wrapper_as_a_result() {
+    let (registry, pipeline) = setup();
+    registry
+        .register(tool_with("boom", |_a, _c| async {
+            Err(ToolError::custom("BOOM", "kaboom"))
+        }))
+        .unwrap()
+        .keep();
+    let log = Log::default();
+    let l = log.clone();
+    pipeline
+        .on_execute(from_fn(
+            move |r: DispatchRequest, next: Next<DispatchRequest, ToolResult>| {
+                let log = l.clone();
+                async move {
+                    let out = next.run(r).await?;
+                    log.push(format!("wrapper saw error={}", out.is_error()));
+                    Ok(out)
+                }
+            },
+        ))
+        .keep();
+    let result = pipeline.execute(call("boom", json!({}))).await;
+    assert_eq!(result.text(), "Error: kaboom");
+    assert_eq!(log.entries(), ["wrapper saw error=true"]);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn h04_h11_authored_successes_are_rerendered_and_cannot_conclude() {
+    let (registry, pipeline) = setup();
+    let ran = Log::default();
+    let r = ran.clone();
+    registry
+        .register(tool_with("body", move |_a, _c| {
+            r.push("ran");
+            async { Ok(json!("body")) }
+        }))
+        .unwrap()
+        .keep();
+    let _hook = pipeline.on_execute(short_circuit(ToolResult::success(
+        JsonValue::new(json!("short-circuited")).unwrap(),
+    )));
+    let result = pipeline.execute(call("body", json!({}))).await;
+    assert_eq!(result.text(), "short-circuited");
+    assert!(!result.concludes_turn());
+    assert!(ran.entries().is_empty(), "the body never ran");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn h05_a_cached_result_of_another_tool_is_revalidated() {
+    let (registry, pipeline) = setup();
+    registry
+        .register(tool_with("string-output", |_a, _c| async {
+            Ok(json!("cached"))
+        }))
+        .unwrap()
+        .keep();
+    let object_ran = Log::default();
+    let o = object_ran.clone();
+    registry
+        .register(
+            ToolDefinition::builder("object-output", "d")
+                .output(OutputDecl::text(
+                    json!({"type": "object", "additionalProperties": false}),
+                ))
+                .body(move |_a, _c| {
+                    o.push("ran");
+                    async { Ok(json!({})) }
+                })
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+        .keep();
+    let cache = std::sync::Arc::new(std::sync::Mutex::new(None::<ToolResult>));
+    let c = std::sync::Arc::clone(&cache);
+    pipeline
+        .on_execute(from_fn(
+            move |r: DispatchRequest, next: Next<DispatchRequest, ToolResult>| {
+                let cache = std::sync::Arc::clone(&c);
+                async move {
+                    let cached = cache.lock().unwrap().clone();
+                    if let Some(cached) = cached {
+                        return Ok(cached);
+                    }
+                    let out = next.run(r).await?;
+                    *cache.lock().unwrap() = Some(out.clone());
+                    Ok(out)
+                }
+            },
+        ))
+        .keep();
+    let first = pipeline.execute(call("string-output", json!({}))).await;
+    assert_eq!(
+        first.value().map(|v| v.as_value().clone()),
+        Some(json!("cached"))
+    );
+    let second = pipeline.execute(call("object-output", json!({}))).await;
+    assert_eq!(second.error_code(), Some(ErrorCode::InvalidToolOutput));
+    assert!(object_ran.entries().is_empty());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn h06_h08_authored_failures_and_contexts_pass_through() {
+    let (_registry, pipeline) = setup();
+    let authored = ToolResult::failure_with_content(
+        ToolError::new("wrapped failure"),
+        vec![tools_presentation::ContentBlock::text("wrapper content")],
+    )
+    .with_meta(JsonValue::new(json!({"wrapped": true})).unwrap())
+    .with_contexts(vec![
+        ToolContext::text("wrapper context").with_source("test"),
+    ]);
+    let hook = pipeline.on_execute(short_circuit(authored.clone()));
+    let result = pipeline.execute(call("echo", json!({}))).await;
+    assert_eq!(result.to_json(), authored.to_json());
+    drop(hook);
+    let with_context = ToolResult::success(JsonValue::new(json!("x")).unwrap())
+        .with_contexts(vec![ToolContext::text("from around dispatch")]);
+    let _hook = pipeline.on_execute(short_circuit(with_context));
+    let result = pipeline.execute(call("echo", json!({}))).await;
+    assert_eq!(
+        result.contexts(),
+        [ToolContext::text("from around dispatch")]
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn h07_h09_wrapper_failures_are_final() {
+    let (registry, pipeline) = setup();
+    let post = Log::default();
+    let p = post.clone();
+    pipeline
+        .on_post_execute(post_hook(move |_| {
+            p.push("post");
+            Ok(PostDecision::accept())
+        }))
+        .keep();
+    let throws = pipeline.on_execute(from_fn(
+        |_r: DispatchRequest, _n: Next<DispatchRequest, ToolResult>| async {
+            Err::<ToolResult, _>("wrapper broke".into())
+        },
+    ));
+    let result = pipeline.execute(call("echo", json!({}))).await;
+    assert_eq!(
+        result.to_json(),
+        json!({"isError": true, "content": [{"type": "text", "text": "Error: wrapper broke"}], "error": {"message": "wrapper broke"}})
+    );
+    assert!(
+        post.entries().is_empty(),
+        "a wrapper failure skips post-execute"
+    );
+    drop(throws);
+
+    let registration = std::sync::Arc::new(std::sync::Mutex::new(Some(
+        registry
+            .register(tool_with("gone", |_a, _c| async { Ok(json!("x")) }))
+            .unwrap(),
+    )));
+    let r = std::sync::Arc::clone(&registration);
+    let _hook = pipeline.on_execute(from_fn(
+        move |_req: DispatchRequest, _n: Next<DispatchRequest, ToolResult>| {
+            drop(r.lock().unwrap().take());
+            async {
+                Ok(ToolResult::success(
+                    JsonValue::new(json!("authored")).unwrap(),
+                ))
+            }
+        },
+    ));
+    let gone = pipeline.execute(call("gone", json!({}))).await;
+    assert_eq!(gone.error_code(), Some(ErrorCode::UnknownTool));
+    assert!(post.entries().is_empty());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn h10_wrappers_may_replace_the_token_and_the_body_sees_both() {
+    let (registry, pipeline) = setup();
+    let caller = CancellationToken::new();
+    let replacement = CancellationToken::new();
+    let r = replacement.clone();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None::<CancellationToken>));
+    let s = std::sync::Arc::clone(&seen);
+    registry
+        .register(tool_with("watch", move |_a, ctx| {
+            *s.lock().unwrap() = Some(ctx.cancellation().clone());
+            async { Ok(json!("ok")) }
+        }))
+        .unwrap()
+        .keep();
+    let _hook = pipeline.on_execute(from_fn(
+        move |req: DispatchRequest, next: Next<DispatchRequest, ToolResult>| {
+            let replacement = r.clone();
+            async move { next.run(req.with_cancellation(replacement)).await }
+        },
+    ));
+    let result = pipeline
+        .execute(crate::support::call_cancellable(
+            "watch",
+            json!({}),
+            &caller,
+        ))
+        .await;
+    assert_eq!(result.text(), "ok");
+    let body_token = seen.lock().unwrap().clone().unwrap();
+    assert!(!body_token.is_cancelled());
+    // The body's token is neither the caller's nor the wrapper's: cancelling it affects
+    // neither.
+    body_token.cancel();
+    assert!(!caller.is_cancelled() && !replacement.is_cancelled());
+}

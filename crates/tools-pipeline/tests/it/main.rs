@@ -1,0 +1,21 @@
+//! Behaviour tests of `tools-pipeline`: catalogue groups F–N of `shared/spec/pipeline.md`,
+//! stock tower middleware in the execute waterfall, and stage ordering.
+
+// Test code reports failure by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The hook helpers of `support` name closure-returning layer types in full.
+#![allow(clippy::type_complexity)]
+
+mod around;
+mod basics;
+mod cancel;
+mod contexts;
+mod finalize;
+mod guards;
+mod identity;
+mod middleware;
+mod observers;
+mod post;
+mod pre;
+mod stress;
+mod support;

@@ -1,0 +1,173 @@
+//! Fixtures shared by the pipeline tests.
+
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tools_pipeline::{
+    BoxError, DispatchRequest, Next, Pipeline, PostDecision, PostRequest, PreDecision, PreRequest,
+    ToolCall, ToolResult, from_fn,
+};
+use tools_registry::{AgentScope, OutputDecl, Registry, ToolDefinition, define_tool};
+use tools_schema::{Schema, params};
+
+/// A registry with `echo` and a pipeline over it, with the invariant checker installed
+/// (it fails the test when the pipeline is dropped with a violation).
+pub(crate) fn setup() -> (Registry, Pipeline) {
+    let registry = Registry::new();
+    registry.register(echo()).unwrap().keep();
+    (registry.clone(), checked(registry))
+}
+
+/// A pipeline over `registry` with the invariant checker installed.
+pub(crate) fn checked(registry: Registry) -> Pipeline {
+    let pipeline = Pipeline::new(registry);
+    let _checker = tools_pipeline::testing::InvariantChecker::install(&pipeline);
+    pipeline
+}
+
+#[derive(Deserialize)]
+pub(crate) struct EchoArgs {
+    pub(crate) text: Option<String>,
+}
+
+/// The catalogue's typed `echo`: `{text?: string}` → string.
+pub(crate) fn echo() -> ToolDefinition {
+    define_tool::<EchoArgs, String>("echo", "echo arguments back")
+        .params(params().optional("text", Schema::string()))
+        .output(Schema::string())
+        .body(|args: EchoArgs, _ctx| async move { Ok(args.text.unwrap_or_default()) })
+        .build()
+        .unwrap()
+}
+
+/// The catalogue's raw `t(name)`: returns `ran:<name>`.
+pub(crate) fn t(name: &str) -> ToolDefinition {
+    let reply = format!("ran:{name}");
+    ToolDefinition::builder(name, "test tool")
+        .output(OutputDecl::text(json!({"type": "string"})))
+        .body(move |_a, _c| {
+            let reply = reply.clone();
+            async move { Ok(Value::String(reply)) }
+        })
+        .build()
+        .unwrap()
+}
+
+/// A raw string tool whose body is `body`.
+pub(crate) fn tool_with<F, Fut>(name: &str, body: F) -> ToolDefinition
+where
+    F: Fn(tools_json::JsonValue, tools_registry::RunContext) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value, tools_registry::ToolError>> + Send + 'static,
+{
+    ToolDefinition::builder(name, "test tool")
+        .output(OutputDecl::text(json!({"type": "string"})))
+        .body(body)
+        .build()
+        .unwrap()
+}
+
+pub(crate) fn call(name: &str, args: Value) -> ToolCall {
+    ToolCall::new("c1", name, args).unwrap()
+}
+
+pub(crate) fn call_as(name: &str, args: Value, agent: &AgentScope) -> ToolCall {
+    call(name, args).with_agent(agent.clone())
+}
+
+pub(crate) fn call_cancellable(name: &str, args: Value, cancel: &CancellationToken) -> ToolCall {
+    call(name, args).with_cancellation(cancel.clone())
+}
+
+/// A shared log of strings.
+#[derive(Clone, Default)]
+pub(crate) struct Log(Arc<Mutex<Vec<String>>>);
+
+impl Log {
+    pub(crate) fn push(&self, entry: impl Into<String>) {
+        self.0.lock().unwrap().push(entry.into());
+    }
+
+    pub(crate) fn entries(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// A pre-execute hook from a closure over the request (no access to `next`): `None` means
+/// "delegate".
+pub(crate) fn pre_hook<F>(
+    f: F,
+) -> tools_pipeline::FnLayer<
+    impl Fn(
+        PreRequest,
+        Next<PreRequest, PreDecision>,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<PreDecision, BoxError>> + Send>,
+    > + Clone,
+>
+where
+    F: Fn(&PreRequest) -> Option<Result<PreDecision, BoxError>> + Clone + Send + Sync + 'static,
+{
+    from_fn(
+        move |request: PreRequest, next: Next<PreRequest, PreDecision>| {
+            let decided = f(&request);
+            Box::pin(async move {
+                match decided {
+                    Some(decision) => decision,
+                    None => next.run(request).await,
+                }
+            })
+                as std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<PreDecision, BoxError>> + Send>,
+                >
+        },
+    )
+}
+
+/// A post-execute hook deciding from the result alone.
+pub(crate) fn post_hook<F>(
+    f: F,
+) -> tools_pipeline::FnLayer<
+    impl Fn(
+        PostRequest,
+        Next<PostRequest, PostDecision>,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<PostDecision, BoxError>> + Send>,
+    > + Clone,
+>
+where
+    F: Fn(&PostRequest) -> Result<PostDecision, BoxError> + Clone + Send + Sync + 'static,
+{
+    from_fn(
+        move |request: PostRequest, _next: Next<PostRequest, PostDecision>| {
+            let decided = f(&request);
+            Box::pin(async move { decided })
+                as std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<PostDecision, BoxError>> + Send>,
+                >
+        },
+    )
+}
+
+/// An around-dispatch hook that returns `result` without calling `next`.
+pub(crate) fn short_circuit(
+    result: ToolResult,
+) -> tools_pipeline::FnLayer<
+    impl Fn(
+        DispatchRequest,
+        Next<DispatchRequest, ToolResult>,
+    )
+        -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<ToolResult, BoxError>> + Send>>
+    + Clone,
+> {
+    from_fn(
+        move |_request: DispatchRequest, _next: Next<DispatchRequest, ToolResult>| {
+            let result = result.clone();
+            Box::pin(async move { Ok(result) })
+                as std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<ToolResult, BoxError>> + Send>,
+                >
+        },
+    )
+}
