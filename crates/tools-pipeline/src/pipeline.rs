@@ -352,12 +352,25 @@ impl Pipeline {
 
     /// The prepare stage: creates the execution (identity, argument snapshot, collapse and
     /// pre-abort checks), runs the pre-execute waterfall, the approval service for `ask`,
-    /// and the guards.
+    /// and the guards. Equal to [`Pipeline::decide`] then [`Pipeline::resume`].
     ///
     /// # Cancel safety
     ///
     /// See [`Pipeline::execute`].
     pub async fn prepare(&self, call: ToolCall) -> Prepared {
+        let decided = self.decide(call).await;
+        self.resume(decided, None).await
+    }
+
+    /// The first half of [`Pipeline::prepare`]: creates the execution and runs the
+    /// pre-execute waterfall. A scheduler that wants to ask one approval for several calls
+    /// decides them all, asks about those whose [`Decided::approval_request`] is `Some`, and
+    /// resumes each with its answer.
+    ///
+    /// # Cancel safety
+    ///
+    /// See [`Pipeline::execute`].
+    pub async fn decide(&self, call: ToolCall) -> Decided {
         let registry = &self.shared.registry;
         let view = registry.view(call.agent.as_ref());
         let visible = view.get(call.name()).cloned();
@@ -395,7 +408,11 @@ impl Pipeline {
             },
         });
         let settle = |result: ToolResult, post: bool| {
-            Prepared::Settled(Pending::new(Arc::clone(&exec), result, post))
+            Decided(DecidedInner::Settled(Pending::new(
+                Arc::clone(&exec),
+                result,
+                post,
+            )))
         };
 
         if let Some(err) = arguments_error {
@@ -437,12 +454,39 @@ impl Pipeline {
                 }
             },
         };
-        let (decision, approval_cancelled) = match decision {
-            PreDecision::Ask(reason) => match self.ask(&exec, reason).await {
+        Decided(DecidedInner::Open {
+            exec,
+            view,
+            decision,
+        })
+    }
+
+    /// The second half of [`Pipeline::prepare`]: resolves `ask` (with `answer` when the
+    /// caller already asked, else through the installed approval service), runs the guards
+    /// and the last cancellation check.
+    ///
+    /// # Cancel safety
+    ///
+    /// See [`Pipeline::execute`].
+    pub async fn resume(&self, decided: Decided, answer: Option<ApprovalOutcome>) -> Prepared {
+        let (exec, view, decision) = match decided.0 {
+            DecidedInner::Settled(pending) => return Prepared::Settled(pending),
+            DecidedInner::Open {
+                exec,
+                view,
+                decision,
+            } => (exec, view, decision),
+        };
+        let settle = |result: ToolResult, post: bool| {
+            Prepared::Settled(Pending::new(Arc::clone(&exec), result, post))
+        };
+        let (decision, approval_cancelled) = match (decision, answer) {
+            (PreDecision::Ask(_), Some(outcome)) => outcome_decision(exec.name().as_str(), outcome),
+            (PreDecision::Ask(reason), None) => match self.ask(&exec, reason).await {
                 Ok(resolved) => resolved,
                 Err(err) => return settle(ToolResult::failure(err), false),
             },
-            other => (other, false),
+            (other, _) => (other, false),
         };
         if approval_cancelled && exec.caller.is_cancelled() {
             return settle(ToolResult::aborted_before_dispatch(), true);
@@ -502,23 +546,7 @@ impl Pipeline {
             Ok(outcome) => outcome?,
             Err(panic) => return Err(ToolError::from_panic(&*panic)),
         };
-        Ok(match outcome {
-            ApprovalOutcome::AllowedOnce => (PreDecision::Allow, false),
-            ApprovalOutcome::Rejected => (
-                PreDecision::Deny(format!("the user rejected tool {name:?}")),
-                false,
-            ),
-            ApprovalOutcome::Cancelled => (
-                PreDecision::Deny(format!("approval for tool {name:?} was cancelled")),
-                true,
-            ),
-            ApprovalOutcome::Unavailable => (
-                PreDecision::Deny(format!(
-                    "tool {name:?} requires approval, but no approval channel is available"
-                )),
-                false,
-            ),
-        })
+        Ok(outcome_decision(&name, outcome))
     }
 
     /// The dispatch stage: the execute waterfall around the tool body, then normalization,
@@ -685,6 +713,89 @@ impl Service<ToolCall> for Pipeline {
     fn call(&mut self, call: ToolCall) -> Self::Future {
         let pipeline = self.clone();
         Box::pin(async move { Ok(pipeline.execute(call).await) })
+    }
+}
+
+/// The answer of an approval as a decision: `(decision, the approval reported
+/// cancellation)`.
+fn outcome_decision(name: &str, outcome: ApprovalOutcome) -> (PreDecision, bool) {
+    match outcome {
+        ApprovalOutcome::AllowedOnce => (PreDecision::Allow, false),
+        ApprovalOutcome::Rejected => (
+            PreDecision::Deny(format!("the user rejected tool {name:?}")),
+            false,
+        ),
+        ApprovalOutcome::Cancelled => (
+            PreDecision::Deny(format!("approval for tool {name:?} was cancelled")),
+            true,
+        ),
+        ApprovalOutcome::Unavailable => (
+            PreDecision::Deny(format!(
+                "tool {name:?} requires approval, but no approval channel is available"
+            )),
+            false,
+        ),
+    }
+}
+
+/// A call whose pre-execute decision is known: the result of [`Pipeline::decide`].
+#[must_use = "a decided call must be resumed"]
+pub struct Decided(DecidedInner);
+
+enum DecidedInner {
+    Settled(Pending),
+    Open {
+        exec: Arc<Execution>,
+        view: Arc<tools_registry::View>,
+        decision: PreDecision,
+    },
+}
+
+impl Decided {
+    /// The execution.
+    pub fn execution(&self) -> &Arc<Execution> {
+        match &self.0 {
+            DecidedInner::Settled(pending) => pending.execution(),
+            DecidedInner::Open { exec, .. } => exec,
+        }
+    }
+
+    /// The pre-execute decision, unless the call already settled (a collapse, a
+    /// cancellation, a failing hook).
+    pub fn decision(&self) -> Option<&PreDecision> {
+        match &self.0 {
+            DecidedInner::Settled(_) => None,
+            DecidedInner::Open { decision, .. } => Some(decision),
+        }
+    }
+
+    /// The approval request this call needs: `Some` when the decision is `ask` and the call
+    /// has an agent to route the question through.
+    pub fn approval_request(&self) -> Option<ApprovalRequest> {
+        let DecidedInner::Open {
+            exec,
+            decision: PreDecision::Ask(reason),
+            ..
+        } = &self.0
+        else {
+            return None;
+        };
+        Some(ApprovalRequest {
+            agent: exec.agent()?.clone(),
+            tool: exec.name().clone(),
+            call_id: Arc::clone(&exec.info.call_id),
+            reason: reason.clone(),
+            cancel: exec.caller.clone(),
+        })
+    }
+}
+
+impl fmt::Debug for Decided {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decided")
+            .field("execution", self.execution())
+            .field("decision", &self.decision())
+            .finish()
     }
 }
 

@@ -13,6 +13,10 @@ use tools_presentation::{ContentBlock, Presenter, RawResult};
 
 use crate::{CallInfo, Error, RunContext, ToolError, ToolName};
 
+/// The largest timeout budget a tool may declare: 2 147 483 647 ms (about 24.8 days), the
+/// limit of the timers the runtime's timeout policy is specified against.
+pub const MAX_TIMEOUT: Duration = Duration::from_millis(2_147_483_647);
+
 /// The future a tool body returns: the tool's canonical value, or a failure.
 pub type BodyFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
 
@@ -447,7 +451,8 @@ impl DefinitionBuilder {
         self
     }
 
-    /// The timeout budget the runtime's timeout policy enforces (must be positive).
+    /// The timeout budget the runtime's timeout policy enforces (positive, at most
+    /// [`MAX_TIMEOUT`]).
     pub fn timeout(mut self, budget: Duration) -> Self {
         self.timeout = Some(budget);
         self
@@ -481,7 +486,7 @@ impl DefinitionBuilder {
             return Err(Error::MissingOutput { tool: self.name });
         };
         let output = output.compile(&self.name)?;
-        if self.timeout.is_some_and(|t| t.is_zero()) {
+        if self.timeout.is_some_and(|t| t.is_zero() || t > MAX_TIMEOUT) {
             return Err(Error::InvalidTimeout { tool: self.name });
         }
         let Some(body) = self.body else {

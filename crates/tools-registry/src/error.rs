@@ -38,8 +38,8 @@ pub enum Error {
         /// Every violation.
         violations: Violations,
     },
-    /// A zero timeout budget.
-    #[error("tool {tool:?} timeout must be a positive duration")]
+    /// A zero timeout budget, or one above [`crate::MAX_TIMEOUT`].
+    #[error("tool {tool:?} timeout must be a positive duration of at most 2147483647ms")]
     InvalidTimeout {
         /// The tool.
         tool: String,

@@ -15,8 +15,8 @@ mod typed;
 
 pub use context::{CallInfo, ExecutionToken, RunContext, RunHooks, ToolContext};
 pub use definition::{
-    BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MetaFn, Output, OutputDecl, RenderFn,
-    ResultView, ToolBody, ToolDefinition, text_of,
+    BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MAX_TIMEOUT, MetaFn, Output,
+    OutputDecl, RenderFn, ResultView, ToolBody, ToolDefinition, text_of,
 };
 pub use error::Error;
 pub use guard::Guard;

@@ -1,5 +1,19 @@
-//! `tools-runtime`: one ToolRuntime composing the registry and the pipeline, with the parallel call scheduler and the timeout policy.
-//!
-//! **Not built yet.** This crate holds its place in the workspace's layer order
-//! (see `docs/ARCHITECTURE.md`); its contents arrive with issue #6.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
+
+mod batch;
+mod error;
+mod metrics;
+mod runtime;
+mod timeout;
+
+pub use batch::{Batch, BatchApproval, BatchEvent};
+pub use error::Error;
+pub use metrics::{LATENCY_BUCKETS, Metrics, MetricsLayer, MetricsService, ToolStats};
+pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};
+pub use timeout::{TimeoutPolicy, TimeoutPolicyLayer};
+
+pub use tools_pipeline::{
+    Approval, ApprovalOutcome, ApprovalRequest, HookOptions, Hooked, ToolCall, ToolResult,
+};
+pub use tools_registry::{ExecutionMode, PresentationMode, ToolFilter};

@@ -1,0 +1,345 @@
+//! The batch scheduler for one model turn's sibling tool calls.
+//!
+//! Calls are prepared in the model's order; only the dispatch of concurrency-safe calls
+//! overlaps (up to `max_parallel_tool_calls`); an exclusive call waits until every earlier
+//! call is committed, runs alone, and holds its barrier until it is committed; results are
+//! completed (post-execute, finalize, observers) and published in the model's order. Each
+//! call is classified right before it starts, so registry changes made by earlier calls
+//! apply to later ones.
+//!
+//! Cancelling the batch's token cancels the calls in flight (their tokens are children of
+//! it); they are drained and committed, and every call not yet started gets an
+//! `ABORTED_BEFORE_DISPATCH` result without entering the pipeline.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tools_pipeline::{
+    ApprovalOutcome, ApprovalRequest, Decided, Pending, Prepared, ToolCall, ToolError, ToolResult,
+};
+use tools_registry::ExecutionMode;
+use tracing::Instrument;
+
+use crate::ToolRuntime;
+use crate::runtime::{call_span, record_outcome};
+
+/// Answers the `ask` decisions of one batch with one question (opt-in; see
+/// [`crate::RuntimeBuilder::batch_approval`]).
+pub trait BatchApproval: Send + Sync + 'static {
+    /// One outcome per request, in the same order.
+    fn request_batch(
+        &self,
+        requests: Vec<ApprovalRequest>,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<ApprovalOutcome>, ToolError>> + Send>>;
+}
+
+impl<F, Fut> BatchApproval for F
+where
+    F: Fn(Vec<ApprovalRequest>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<ApprovalOutcome>, ToolError>> + Send + 'static,
+{
+    fn request_batch(
+        &self,
+        requests: Vec<ApprovalRequest>,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<ApprovalOutcome>, ToolError>> + Send>> {
+        Box::pin(self(requests))
+    }
+}
+
+/// What a running batch reports, for UIs.
+#[derive(Clone, Debug)]
+pub enum BatchEvent {
+    /// A call entered the pipeline.
+    Started {
+        /// Its position in the batch.
+        index: usize,
+    },
+    /// A call's result was published (in the model's order).
+    Settled {
+        /// Its position in the batch.
+        index: usize,
+        /// The result.
+        result: ToolResult,
+    },
+}
+
+/// A batch running in the background; see [`ToolRuntime::start_batch`].
+pub struct Batch {
+    events: mpsc::UnboundedReceiver<BatchEvent>,
+    task: tokio::task::JoinHandle<Vec<ToolResult>>,
+}
+
+impl Batch {
+    /// The next event, or `None` once the batch has published every result.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: an event is not lost when the future is dropped.
+    pub async fn next_event(&mut self) -> Option<BatchEvent> {
+        self.events.recv().await
+    }
+
+    /// Every result, in the model's order (waits for the batch to finish).
+    ///
+    /// # Errors
+    ///
+    /// A `JoinError` if the scheduler task itself panicked or was aborted.
+    pub async fn results(self) -> Result<Vec<ToolResult>, tokio::task::JoinError> {
+        self.task.await
+    }
+}
+
+impl fmt::Debug for Batch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Batch").finish_non_exhaustive()
+    }
+}
+
+impl ToolRuntime {
+    /// Runs one turn's sibling calls and returns one result per call, in the calls' order.
+    /// The calls' own cancellation tokens are replaced by children of `cancel`.
+    ///
+    /// Call this on a tokio runtime: parallel dispatches are spawned as tasks so that they
+    /// use every worker thread.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future stops the scheduling; dispatches already spawned run to their
+    /// end without being completed. Cancel through `cancel` instead.
+    pub async fn run_batch(
+        &self,
+        calls: Vec<ToolCall>,
+        cancel: CancellationToken,
+    ) -> Vec<ToolResult> {
+        drive(self.clone(), calls, cancel, None).await
+    }
+
+    /// Starts a batch in the background and reports its progress as [`BatchEvent`]s.
+    pub fn start_batch(&self, calls: Vec<ToolCall>, cancel: CancellationToken) -> Batch {
+        let (sender, events) = mpsc::unbounded_channel();
+        let task = tokio::spawn(drive(self.clone(), calls, cancel, Some(sender)));
+        Batch { events, task }
+    }
+}
+
+struct Slot {
+    call: Option<ToolCall>,
+    decided: Option<Decided>,
+    answer: Option<ApprovalOutcome>,
+    span: Option<(tracing::Span, Instant)>,
+    parked: Option<Pending>,
+    exclusive: bool,
+}
+
+async fn drive(
+    runtime: ToolRuntime,
+    calls: Vec<ToolCall>,
+    cancel: CancellationToken,
+    events: Option<mpsc::UnboundedSender<BatchEvent>>,
+) -> Vec<ToolResult> {
+    let pipeline = runtime.inner.pipeline.clone();
+    let cap = runtime.inner.config.max_parallel_tool_calls.get();
+    let emit = |event: BatchEvent| {
+        if let Some(events) = &events {
+            let _ = events.send(event);
+        }
+    };
+    let n = calls.len();
+    let mut slots: Vec<Slot> = calls
+        .into_iter()
+        .map(|call| Slot {
+            call: Some(call.with_cancellation(cancel.child_token())),
+            decided: None,
+            answer: None,
+            span: None,
+            parked: None,
+            exclusive: false,
+        })
+        .collect();
+
+    if let Some(batch_approval) = runtime.inner.config.batch_approval.clone() {
+        ask_once(&pipeline, &mut slots, batch_approval.as_ref()).await;
+    }
+
+    let mut results: Vec<Option<ToolResult>> = (0..n).map(|_| None).collect();
+    let mut in_flight: JoinSet<(usize, Pending)> = JoinSet::new();
+    let mut task_index: HashMap<tokio::task::Id, usize> = HashMap::new();
+    let (mut next, mut commit) = (0usize, 0usize);
+    let mut exclusive_active = false;
+
+    loop {
+        // Commit, in order, every call whose candidate is ready.
+        while commit < next {
+            if results[commit].is_some() {
+                // An internal failure already settled this call.
+                commit += 1;
+                continue;
+            }
+            let Some(pending) = slots[commit].parked.take() else {
+                break;
+            };
+            let span = slots[commit].span.take();
+            let result = match &span {
+                Some((span, _)) => pipeline.complete(pending).instrument(span.clone()).await,
+                None => pipeline.complete(pending).await,
+            };
+            if let Some((span, started)) = span {
+                record_outcome(&span, &result, started);
+            }
+            if slots[commit].exclusive {
+                exclusive_active = false;
+            }
+            emit(BatchEvent::Settled {
+                index: commit,
+                result: result.clone(),
+            });
+            results[commit] = Some(result);
+            commit += 1;
+        }
+        if commit == n {
+            break;
+        }
+        // Start what may start.
+        while next < n && !cancel.is_cancelled() {
+            let Some(call) = slots[next].call.as_ref() else {
+                break;
+            };
+            let mode = pipeline.execution_mode(call);
+            let may_start = match mode {
+                ExecutionMode::Exclusive => commit == next && in_flight.is_empty(),
+                ExecutionMode::Parallel => !exclusive_active && in_flight.len() < cap,
+            };
+            if !may_start {
+                break;
+            }
+            let Some(call) = slots[next].call.take() else {
+                break;
+            };
+            let span = call_span(&call);
+            let started = Instant::now();
+            emit(BatchEvent::Started { index: next });
+            let decided = slots[next].decided.take();
+            let answer = slots[next].answer.take();
+            let prepared = async {
+                match decided {
+                    Some(decided) => pipeline.resume(decided, answer).await,
+                    None => pipeline.prepare(call).await,
+                }
+            }
+            .instrument(span.clone())
+            .await;
+            slots[next].exclusive = mode == ExecutionMode::Exclusive;
+            exclusive_active |= slots[next].exclusive;
+            match prepared {
+                Prepared::Dispatch(ready) => {
+                    let pipeline = pipeline.clone();
+                    let index = next;
+                    let dispatch = async move { (index, pipeline.dispatch(ready).await) }
+                        .instrument(span.clone());
+                    let handle = in_flight.spawn(dispatch);
+                    task_index.insert(handle.id(), index);
+                }
+                Prepared::Settled(pending) => slots[next].parked = Some(pending),
+            }
+            slots[next].span = Some((span, started));
+            next += 1;
+        }
+        if cancel.is_cancelled() && in_flight.is_empty() && commit == next {
+            // Nothing in flight: every call not started gets its cancellation result.
+            for (index, slot) in results.iter_mut().enumerate().skip(next) {
+                let result = ToolResult::aborted_before_dispatch();
+                emit(BatchEvent::Settled {
+                    index,
+                    result: result.clone(),
+                });
+                *slot = Some(result);
+            }
+            break;
+        }
+        if in_flight.is_empty() {
+            if commit < next && slots[commit].parked.is_none() && results[commit].is_none() {
+                // Unreachable by construction; never spin.
+                results[commit] = Some(ToolResult::failure(ToolError::new(
+                    "internal scheduler failure: a started call has no result",
+                )));
+            }
+            continue;
+        }
+        if let Some(joined) = in_flight.join_next_with_id().await {
+            match joined {
+                Ok((id, (index, pending))) => {
+                    task_index.remove(&id);
+                    slots[index].parked = Some(pending);
+                }
+                Err(error) => {
+                    // A dispatch task itself failed (the pipeline catches panics of user
+                    // code, so this is an internal failure): the call gets an error result.
+                    let index = task_index.remove(&error.id());
+                    tracing::error!(%error, ?index, "a tool dispatch task failed");
+                    if let Some(index) = index {
+                        results[index] = Some(ToolResult::failure(ToolError::new(format!(
+                            "internal scheduler failure: {error}"
+                        ))));
+                        slots[index].span = None;
+                    }
+                }
+            }
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                ToolResult::failure(ToolError::new("internal scheduler failure: no result"))
+            })
+        })
+        .collect()
+}
+
+/// Decides every call (creation and pre-execute, in order), asks one question for those that
+/// ask, and stores each call's decision and answer for its start.
+async fn ask_once(
+    pipeline: &tools_pipeline::Pipeline,
+    slots: &mut [Slot],
+    approval: &dyn BatchApproval,
+) {
+    let mut asking: Vec<(usize, ApprovalRequest)> = Vec::new();
+    for (index, slot) in slots.iter_mut().enumerate() {
+        let Some(call) = slot.call.as_ref() else {
+            continue;
+        };
+        let decided = pipeline.decide(call.clone()).await;
+        if let Some(request) = decided.approval_request() {
+            asking.push((index, request));
+        }
+        slot.decided = Some(decided);
+    }
+    if asking.is_empty() {
+        return;
+    }
+    let (indices, requests): (Vec<usize>, Vec<ApprovalRequest>) = asking.into_iter().unzip();
+    let outcomes = match approval.request_batch(requests).await {
+        Ok(outcomes) if outcomes.len() == indices.len() => outcomes,
+        Ok(outcomes) => {
+            tracing::warn!(
+                expected = indices.len(),
+                got = outcomes.len(),
+                "batch approval answered a different number of calls; treating it as unavailable"
+            );
+            vec![ApprovalOutcome::Unavailable; indices.len()]
+        }
+        Err(error) => {
+            tracing::warn!(%error, "batch approval failed; treating it as unavailable");
+            vec![ApprovalOutcome::Unavailable; indices.len()]
+        }
+    };
+    for (index, outcome) in indices.into_iter().zip(outcomes) {
+        slots[index].answer = Some(outcome);
+    }
+}

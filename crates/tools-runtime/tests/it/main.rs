@@ -1,0 +1,11 @@
+//! Behaviour tests of `tools-runtime`: the batch scheduler (catalogue group P), the timeout
+//! policy (group Q), batch approval, metrics and spans.
+
+// Test code reports failure by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod approval;
+mod observability;
+mod scheduler;
+mod support;
+mod timeout;
