@@ -15,7 +15,7 @@ pub use path::{Path, Segment};
 pub use schema::{CompiledSchema, check_schema};
 pub use value::{
     DEFAULT_MAX_DEPTH, JsonValue, Limits, canonicalize_numbers, clone_deep, drop_deep, is_lossless,
-    is_negative_zero, to_compact_string,
+    is_negative_zero, to_compact_string, to_pretty_capped,
 };
 pub use violation::{
     JsonType, LosslessScope, Violation, ViolationFamily, ViolationKind, Violations,
