@@ -2,9 +2,22 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod runtime;
 mod sdk;
 
 pub use error::Error;
+#[cfg(feature = "quickjs")]
+pub use runtime::QuickJsRuntime;
+pub use runtime::{
+    ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingFuture, BindingHost, BindingNamespace,
+    CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError, DISPOSED_MESSAGE,
+    DisposeFuture, ErrorClass, FailureKind, INVALID_OUTPUT_MESSAGE, OutputLedger,
+    RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS, RESOLUTION_NOT_LOSSLESS, RunFuture,
+    RuntimeLimits, UNRENDERABLE_MESSAGE, is_portable_identifier, json_string_len, json_value_len,
+    validate_bindings,
+};
+#[cfg(feature = "python")]
+pub use runtime::{PYTHON_TRUNCATION_MARKER, PythonRuntime};
 pub use sdk::{
     Language, LanguageBinding, RunCodeFlavour, SDK_HEADING, SdkRenderer, ToolSdkSchema,
     json_schema_to_py, json_schema_to_ts,

@@ -1,11 +1,19 @@
 //! Behaviour tests of `tools-codemode`: golden files, the spec's §5.3 scenarios, depth and
-//! linear-time safety, and properties.
+//! linear-time safety, properties, the output ledger, and the QuickJS and Python code
+//! runtimes.
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod depth;
 mod golden;
+#[cfg(any(feature = "quickjs", feature = "python"))]
+mod hosts;
+mod ledger;
 mod properties;
+#[cfg(feature = "python")]
+mod python;
+#[cfg(feature = "quickjs")]
+mod quickjs;
 mod scenarios;
 mod support;

@@ -1,0 +1,714 @@
+//! The run's own thread: a fresh QuickJS runtime and context, the prelude (captured
+//! intrinsics, console, bindings, error classes), the program, and the job loop that
+//! blocks on the host's replies while the program awaits them.
+//!
+//! Nothing here touches tokio beyond sending on an unbounded channel: the thread blocks on
+//! a std channel while idle, so a CPU-bound program never occupies an async worker.
+
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rquickjs::context::EvalOptions;
+use rquickjs::function::Rest;
+use rquickjs::object::Property;
+use rquickjs::promise::PromiseState;
+use rquickjs::{Constructor, Context, Ctx, Function, Object, Promise, Runtime, Value};
+use tokio::sync::{mpsc, oneshot};
+use tools_json::JsonValue;
+
+use super::convert::{Intrinsics, Refusal, to_js, to_json};
+use super::inspect::render_args;
+use super::strip::PROGRAM_FILE;
+use crate::runtime::{
+    ARGUMENTS_NOT_LOSSLESS, BindingNamespace, RESOLUTION_NOT_LOSSLESS, RuntimeLimits,
+};
+
+/// Why a run is being stopped; the first reason recorded wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum StopReason {
+    /// The request's token was cancelled.
+    Abort = 1,
+    /// The runtime was disposed.
+    Disposed = 2,
+    /// The wall-clock ceiling.
+    Wall = 3,
+    /// The compute budget.
+    Compute = 4,
+    /// The output ledger crossed its cap.
+    OutputLimit = 5,
+}
+
+impl StopReason {
+    fn from_u8(raw: u8) -> Option<StopReason> {
+        Some(match raw {
+            1 => StopReason::Abort,
+            2 => StopReason::Disposed,
+            3 => StopReason::Wall,
+            4 => StopReason::Compute,
+            5 => StopReason::OutputLimit,
+            _ => return None,
+        })
+    }
+}
+
+/// State shared by the host and the run's thread (and its interrupt handler).
+#[derive(Debug)]
+pub(super) struct Shared {
+    stop: AtomicU8,
+    /// Busy time of finished slices, in nanoseconds.
+    busy: AtomicU64,
+    /// Start of the current slice in nanoseconds since `epoch`, plus one; 0 while idle.
+    slice_start: AtomicU64,
+    epoch: Instant,
+    compute: Duration,
+}
+
+impl Shared {
+    /// Shared state for a run with this compute budget.
+    pub(super) fn new(compute: Duration) -> Shared {
+        Shared {
+            stop: AtomicU8::new(0),
+            busy: AtomicU64::new(0),
+            slice_start: AtomicU64::new(0),
+            epoch: Instant::now(),
+            compute,
+        }
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Records a stop reason; `false` when another reason was recorded first.
+    pub(super) fn request_stop(&self, reason: StopReason) -> bool {
+        self.stop
+            .compare_exchange(0, reason as u8, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// The recorded stop reason.
+    pub(super) fn stop_reason(&self) -> Option<StopReason> {
+        StopReason::from_u8(self.stop.load(Ordering::SeqCst))
+    }
+
+    /// Busy time so far, the current slice included.
+    pub(super) fn busy(&self) -> Duration {
+        let finished = self.busy.load(Ordering::SeqCst);
+        let start = self.slice_start.load(Ordering::SeqCst);
+        let current = if start == 0 {
+            0
+        } else {
+            self.now().saturating_sub(start - 1)
+        };
+        Duration::from_nanos(finished.saturating_add(current))
+    }
+
+    /// Whether the run must stop now; records the compute budget when it ran out.
+    pub(super) fn must_stop(&self) -> bool {
+        if self.stop.load(Ordering::SeqCst) != 0 {
+            return true;
+        }
+        if self.busy() > self.compute {
+            self.request_stop(StopReason::Compute);
+            return true;
+        }
+        false
+    }
+
+    fn begin_slice(&self) {
+        self.slice_start.store(self.now() + 1, Ordering::SeqCst);
+    }
+
+    fn end_slice(&self) {
+        let start = self.slice_start.swap(0, Ordering::SeqCst);
+        if start != 0 {
+            let spent = self.now().saturating_sub(start - 1);
+            self.busy.fetch_add(spent, Ordering::SeqCst);
+        }
+    }
+}
+
+/// What the run's thread tells the host.
+#[derive(Debug)]
+pub(super) enum Event {
+    /// The program called `namespaces[namespace].name(args)`.
+    Call {
+        id: u64,
+        namespace: usize,
+        name: String,
+        args: JsonValue,
+    },
+    /// One console call.
+    Log(String),
+    /// The program settled (or the run stopped); sent before the engine is torn down.
+    Done(Outcome),
+}
+
+/// How the program ended, as seen from its thread.
+#[derive(Debug)]
+pub(super) enum Outcome {
+    /// It completed; `None` for `undefined`.
+    Completed(Option<JsonValue>),
+    /// It threw; the rendered exception.
+    Threw(String),
+    /// Its completion value is not lossless JSON.
+    InvalidOutput,
+    /// A stop reason ended it (see [`Shared::stop_reason`]).
+    Stopped,
+    /// The engine ran out of memory.
+    OutOfMemory,
+    /// The engine could not be set up.
+    Broken(String),
+}
+
+/// What the host tells the run's thread.
+#[derive(Debug)]
+pub(super) enum Command {
+    /// The outcome of a binding call.
+    Reply {
+        id: u64,
+        result: Result<JsonValue, String>,
+    },
+    /// Stop now (the stop reason is already recorded).
+    Stop,
+}
+
+/// Everything the run's thread needs.
+#[derive(Debug)]
+pub(super) struct Setup {
+    /// The stripped, wrapped program.
+    pub(super) code: String,
+    pub(super) namespaces: Vec<BindingNamespace>,
+    pub(super) limits: RuntimeLimits,
+    pub(super) shared: Arc<Shared>,
+    pub(super) events: mpsc::UnboundedSender<Event>,
+    pub(super) commands: std::sync::mpsc::Receiver<Command>,
+}
+
+/// Fires when dropped: after the engine is gone, also on a panic.
+struct ExitSignal(Option<oneshot::Sender<()>>);
+
+impl Drop for ExitSignal {
+    fn drop(&mut self) {
+        if let Some(sender) = self.0.take() {
+            let _ = sender.send(());
+        }
+    }
+}
+
+/// The body of the run's thread.
+pub(super) fn thread_main(setup: Setup, exited: oneshot::Sender<()>) {
+    let _exit = ExitSignal(Some(exited));
+    let events = setup.events.clone();
+    let outcome = match Runtime::new() {
+        Ok(runtime) => run_on(&runtime, &setup),
+        Err(error) => Outcome::Broken(format!("cannot create the engine: {error}")),
+    };
+    let _ = events.send(Event::Done(outcome));
+}
+
+/// Configures `runtime`, makes a context and runs the program in it.
+fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
+    let memory = usize::try_from(setup.limits.memory_bytes).unwrap_or(usize::MAX);
+    runtime.set_memory_limit(memory);
+    runtime.set_max_stack_size(setup.limits.stack_bytes);
+    let shared = Arc::clone(&setup.shared);
+    runtime.set_interrupt_handler(Some(Box::new(move || shared.must_stop())));
+    let context = match Context::full(runtime) {
+        Ok(context) => context,
+        Err(error) => return Outcome::Broken(format!("cannot create the context: {error}")),
+    };
+    let outcome = context.with(|ctx| session(&ctx, setup));
+    drop(context);
+    outcome
+}
+
+/// The realm's originals and the error-class factory, taken before the program runs.
+const PRELUDE: &str = r#"(function () {
+  const define = Object.defineProperty;
+  const BaseError = Error;
+  function makeClass(name, member) {
+    const C = class extends BaseError {
+      constructor(message, memberValue) {
+        super(message);
+        define(this, "name", { __proto__: null, value: name, enumerable: true, writable: true, configurable: true });
+        define(this, member, { __proto__: null, value: memberValue, enumerable: true, writable: true, configurable: true });
+      }
+    };
+    define(C, "name", { __proto__: null, value: name, configurable: true });
+    return C;
+  }
+  return [
+    Object.prototype,
+    Array.prototype,
+    typeof InternalError === "function" ? InternalError.prototype : null,
+    String,
+    Object.getOwnPropertyDescriptor,
+    Error,
+    makeClass,
+  ];
+})()"#;
+
+/// A binding call waiting for the host.
+struct Pending<'js> {
+    resolve: Function<'js>,
+    reject: Function<'js>,
+    namespace: usize,
+    name: String,
+}
+
+/// The realm's values the Rust side holds. They are released before the context goes, so
+/// no reference from Rust (captured by a binding's closure) outlives the engine.
+struct Realm<'js> {
+    intrinsics: Intrinsics<'js>,
+    /// Per namespace: its error class, or `None` for plain `Error`.
+    classes: Vec<Option<Constructor<'js>>>,
+    error: Constructor<'js>,
+}
+
+/// The per-run state the bindings and the loop share.
+struct Session<'js> {
+    realm: RefCell<Option<Realm<'js>>>,
+    pending: RefCell<HashMap<u64, Pending<'js>>>,
+    next_id: Cell<u64>,
+    shared: Arc<Shared>,
+    events: mpsc::UnboundedSender<Event>,
+    max_depth: usize,
+}
+
+impl<'js> Session<'js> {
+    fn stop_check(&self) -> impl Fn() -> bool + '_ {
+        || self.shared.must_stop()
+    }
+
+    /// The realm's values, until the run is over.
+    fn realm(&self) -> Option<Ref<'_, Realm<'js>>> {
+        Ref::filter_map(self.realm.borrow(), Option::as_ref).ok()
+    }
+
+    /// An instance of the namespace's error class (or `Error`) for a failed call.
+    fn error_for(
+        &self,
+        namespace: usize,
+        name: &str,
+        message: &str,
+    ) -> rquickjs::Result<Value<'js>> {
+        let Some(realm) = self.realm() else {
+            return Err(rquickjs::Error::Unknown);
+        };
+        match realm.classes.get(namespace).and_then(Option::as_ref) {
+            Some(class) => class.construct((message, name)),
+            None => realm.error.construct((message,)),
+        }
+    }
+
+    /// Drops every value of the realm the Rust side still holds.
+    fn release(&self) {
+        self.pending.borrow_mut().clear();
+        self.realm.borrow_mut().take();
+    }
+}
+
+/// Sets up the realm, runs the program and reports its outcome.
+fn session<'js>(ctx: &Ctx<'js>, setup: &Setup) -> Outcome {
+    let shared = Arc::clone(&setup.shared);
+    let session = match prepare(ctx, setup) {
+        Ok(session) => Rc::new(session),
+        Err(error) => return engine_failure(ctx, &shared, error, "cannot prepare the realm"),
+    };
+    let outcome = match install(ctx, &session, &setup.namespaces) {
+        Ok(()) => drive(ctx, &session, setup),
+        Err(error) => engine_failure(ctx, &shared, error, "cannot install the bindings"),
+    };
+    session.release();
+    outcome
+}
+
+/// Runs the program to its outcome.
+fn drive<'js>(ctx: &Ctx<'js>, session: &Rc<Session<'js>>, setup: &Setup) -> Outcome {
+    let shared = &setup.shared;
+
+    shared.begin_slice();
+    let started = start(ctx, &setup.code);
+    shared.end_slice();
+    let promise = match started {
+        Ok(promise) => promise,
+        Err(_) => return settle_thrown(ctx, session),
+    };
+
+    loop {
+        shared.begin_slice();
+        while !shared.must_stop() && ctx.execute_pending_job() {}
+        shared.end_slice();
+        if shared.must_stop() {
+            return Outcome::Stopped;
+        }
+        match promise.state() {
+            PromiseState::Resolved => {
+                shared.begin_slice();
+                let outcome = match promise.result::<Value<'js>>() {
+                    Some(Ok(value)) => completion(ctx, session, value),
+                    _ => settle_thrown(ctx, session),
+                };
+                shared.end_slice();
+                return outcome;
+            }
+            PromiseState::Rejected => {
+                shared.begin_slice();
+                let _ = promise.result::<Value<'js>>();
+                let outcome = settle_thrown(ctx, session);
+                shared.end_slice();
+                return outcome;
+            }
+            PromiseState::Pending => {}
+        }
+        match setup.commands.recv() {
+            Ok(Command::Reply { id, result }) => {
+                shared.begin_slice();
+                let delivered = deliver(ctx, session, id, result);
+                shared.end_slice();
+                if let Err(Refusal::Stopped) = delivered {
+                    return Outcome::Stopped;
+                }
+            }
+            Ok(Command::Stop) | Err(_) => return Outcome::Stopped,
+        }
+    }
+}
+
+/// An engine error during setup: out of memory, a stop, or a broken engine.
+fn engine_failure<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    error: rquickjs::Error,
+    what: &str,
+) -> Outcome {
+    if shared.must_stop() {
+        return Outcome::Stopped;
+    }
+    let thrown = ctx.catch();
+    if thrown.is_null() || error.to_string().contains("out of memory") {
+        return Outcome::OutOfMemory;
+    }
+    Outcome::Broken(format!("{what}: {error}"))
+}
+
+/// Evaluates the prelude and captures the intrinsics.
+fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>> {
+    let captured: rquickjs::Array<'js> = ctx.eval(PRELUDE)?;
+    let internal_error: Value<'js> = captured.get(2)?;
+    let error: Constructor<'js> = captured.get(5)?;
+    let intrinsics = Intrinsics {
+        object_prototype: captured.get(0)?,
+        array_prototype: captured.get(1)?,
+        internal_error_prototype: internal_error.into_object(),
+        string: captured.get(3)?,
+        get_own_property_descriptor: captured.get(4)?,
+    };
+    let make_class: Function<'js> = captured.get(6)?;
+    let mut classes = Vec::with_capacity(setup.namespaces.len());
+    for namespace in &setup.namespaces {
+        classes.push(match &namespace.error_class {
+            Some(class) => Some(make_class.call::<_, Constructor<'js>>((
+                class.name.as_str(),
+                class.member_name_property.as_str(),
+            ))?),
+            None => None,
+        });
+    }
+    Ok(Session {
+        realm: RefCell::new(Some(Realm {
+            intrinsics,
+            classes,
+            error,
+        })),
+        pending: RefCell::new(HashMap::new()),
+        next_id: Cell::new(1),
+        shared: Arc::clone(&setup.shared),
+        events: setup.events.clone(),
+        max_depth: setup.limits.max_json_depth,
+    })
+}
+
+/// A plain data property of a global or a namespace.
+fn global<T>(value: T) -> Property<T> {
+    Property::from(value).writable().configurable()
+}
+
+/// Installs `console`, the namespaces and the error classes as globals.
+fn install<'js>(
+    ctx: &Ctx<'js>,
+    session: &Rc<Session<'js>>,
+    namespaces: &[BindingNamespace],
+) -> rquickjs::Result<()> {
+    let globals = ctx.globals();
+    let console = Object::new(ctx.clone())?;
+    for method in ["log", "info", "warn", "error", "debug"] {
+        let session = Rc::clone(session);
+        let function = Function::new(ctx.clone(), move |args: Rest<Value<'js>>| {
+            if let Some(realm) = session.realm() {
+                let text = render_args(&realm.intrinsics, &args.0);
+                let _ = session.events.send(Event::Log(text));
+            }
+        })?
+        .with_name(method)?;
+        console.prop(method, global(function))?;
+    }
+    globals.prop("console", global(console))?;
+
+    for (index, namespace) in namespaces.iter().enumerate() {
+        let holder = Object::new(ctx.clone())?;
+        holder.set_prototype(None)?;
+        for name in &namespace.names {
+            let function = binding(ctx, session, index, name.clone())?;
+            holder.prop(
+                name.as_str(),
+                Property::from(function)
+                    .writable()
+                    .enumerable()
+                    .configurable(),
+            )?;
+        }
+        globals.prop(namespace.global.as_str(), global(holder))?;
+        let constructor = session
+            .realm()
+            .and_then(|realm| realm.classes.get(index).cloned().flatten());
+        if let (Some(class), Some(constructor)) = (&namespace.error_class, constructor) {
+            globals.prop(class.name.as_str(), global(constructor))?;
+        }
+    }
+    Ok(())
+}
+
+/// The async function behind `namespace.name(args)`.
+fn binding<'js>(
+    ctx: &Ctx<'js>,
+    session: &Rc<Session<'js>>,
+    namespace: usize,
+    name: String,
+) -> rquickjs::Result<Function<'js>> {
+    let session = Rc::clone(session);
+    let function_name = name.clone();
+    Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, args: Rest<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
+            call(&ctx, &session, namespace, &name, args.0)
+        },
+    )?
+    .with_name(function_name)
+}
+
+/// One binding call: checks the argument in the sandbox, then posts it to the host.
+fn call<'js>(
+    ctx: &Ctx<'js>,
+    session: &Session<'js>,
+    namespace: usize,
+    name: &str,
+    args: Vec<Value<'js>>,
+) -> rquickjs::Result<Promise<'js>> {
+    let (promise, resolve, reject) = ctx.promise()?;
+    let argument = args
+        .into_iter()
+        .next()
+        .filter(|value| !value.is_undefined());
+    let converted = match argument {
+        None => Err(format!(
+            "{ARGUMENTS_NOT_LOSSLESS} (call the binding with an arguments object, e.g. `{{}}`)"
+        )),
+        Some(argument) => {
+            let Some(realm) = session.realm() else {
+                return Err(rquickjs::Exception::throw_internal(ctx, "the run is over"));
+            };
+            let converted = to_json(
+                ctx,
+                &realm.intrinsics,
+                argument,
+                session.max_depth,
+                &session.stop_check(),
+            );
+            drop(realm);
+            match converted {
+                Ok(json) => Ok(json),
+                Err(Refusal::Lossy(detail)) => Err(format!("{ARGUMENTS_NOT_LOSSLESS}: {detail}")),
+                Err(Refusal::Stopped) => {
+                    return Err(rquickjs::Exception::throw_internal(
+                        ctx,
+                        "the run is stopping",
+                    ));
+                }
+            }
+        }
+    };
+    match converted {
+        Ok(args) => {
+            let id = session.next_id.get();
+            session.next_id.set(id + 1);
+            session.pending.borrow_mut().insert(
+                id,
+                Pending {
+                    resolve,
+                    reject,
+                    namespace,
+                    name: name.to_owned(),
+                },
+            );
+            let _ = session.events.send(Event::Call {
+                id,
+                namespace,
+                name: name.to_owned(),
+                args,
+            });
+        }
+        Err(message) => {
+            let error = session.error_for(namespace, name, &message)?;
+            reject.call::<_, ()>((error,))?;
+        }
+    }
+    Ok(promise)
+}
+
+/// Settles a binding call with the host's reply. Unknown ids are ignored.
+fn deliver<'js>(
+    ctx: &Ctx<'js>,
+    session: &Session<'js>,
+    id: u64,
+    result: Result<JsonValue, String>,
+) -> Result<(), Refusal> {
+    let Some(pending) = session.pending.borrow_mut().remove(&id) else {
+        return Ok(());
+    };
+    let rejection = match result {
+        Ok(value) if value.depth() > session.max_depth => Some(format!(
+            "{RESOLUTION_NOT_LOSSLESS}: $: nesting exceeds the depth limit of {}",
+            session.max_depth
+        )),
+        Ok(value) => match to_js(ctx, &value, &session.stop_check()) {
+            Ok(built) => {
+                let _ = pending.resolve.call::<_, ()>((built,));
+                None
+            }
+            Err(Refusal::Lossy(detail)) => Some(format!("{RESOLUTION_NOT_LOSSLESS}: {detail}")),
+            Err(Refusal::Stopped) => return Err(Refusal::Stopped),
+        },
+        Err(message) => Some(message),
+    };
+    if let Some(message) = rejection {
+        match session.error_for(pending.namespace, &pending.name, &message) {
+            Ok(error) => {
+                let _ = pending.reject.call::<_, ()>((error,));
+            }
+            Err(_) => {
+                let thrown = ctx.catch();
+                let _ = pending.reject.call::<_, ()>((thrown,));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Evaluates the wrapped program and calls it.
+fn start<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Promise<'js>> {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = false;
+    options.backtrace_barrier = true;
+    options.promise = false;
+    options.filename = Some(PROGRAM_FILE.to_owned());
+    let main: Function<'js> = ctx.eval_with_options(code, options)?;
+    main.call::<_, Promise<'js>>(())
+}
+
+/// The outcome of a completed program.
+fn completion<'js>(ctx: &Ctx<'js>, session: &Session<'js>, value: Value<'js>) -> Outcome {
+    if value.is_undefined() {
+        return Outcome::Completed(None);
+    }
+    let Some(realm) = session.realm() else {
+        return Outcome::Stopped;
+    };
+    match to_json(
+        ctx,
+        &realm.intrinsics,
+        value,
+        session.max_depth,
+        &session.stop_check(),
+    ) {
+        Ok(json) => Outcome::Completed(Some(json)),
+        Err(Refusal::Lossy(_)) => {
+            // A getter may have thrown while the value was read.
+            let _ = ctx.catch();
+            Outcome::InvalidOutput
+        }
+        Err(Refusal::Stopped) => Outcome::Stopped,
+    }
+}
+
+/// The outcome of a program that threw: the pending exception is taken from the context.
+fn settle_thrown<'js>(ctx: &Ctx<'js>, session: &Session<'js>) -> Outcome {
+    if session.shared.must_stop() {
+        return Outcome::Stopped;
+    }
+    let thrown = ctx.catch();
+    let Some(realm) = session.realm() else {
+        return Outcome::Stopped;
+    };
+    if is_out_of_memory(&realm.intrinsics, &thrown) {
+        return Outcome::OutOfMemory;
+    }
+    match render_exception(&realm.intrinsics, &thrown) {
+        Some(message) => Outcome::Threw(message),
+        None => {
+            let _ = ctx.catch();
+            Outcome::Threw(crate::runtime::UNRENDERABLE_MESSAGE.to_owned())
+        }
+    }
+}
+
+/// Whether `thrown` is QuickJS's out-of-memory error.
+fn is_out_of_memory<'js>(intrinsics: &Intrinsics<'js>, thrown: &Value<'js>) -> bool {
+    let Some(object) = thrown.as_object() else {
+        return false;
+    };
+    let Some(internal) = &intrinsics.internal_error_prototype else {
+        return false;
+    };
+    let is_internal = object
+        .get_prototype()
+        .is_some_and(|prototype| prototype.as_value() == internal.as_value());
+    is_internal
+        && object
+            .get::<_, String>("message")
+            .is_ok_and(|message| message == "out of memory")
+}
+
+/// An exception as the model should read it: `Name: message` and the stack for errors,
+/// `String(thrown)` for anything else.
+fn render_exception<'js>(intrinsics: &Intrinsics<'js>, thrown: &Value<'js>) -> Option<String> {
+    if let Some(object) = thrown.as_object()
+        && object.is_error()
+    {
+        let name = object
+            .get::<_, String>("name")
+            .unwrap_or_else(|_| "Error".to_owned());
+        let message = object.get::<_, String>("message").unwrap_or_default();
+        let mut text = if message.is_empty() {
+            name
+        } else {
+            format!("{name}: {message}")
+        };
+        if let Ok(stack) = object.get::<_, String>("stack") {
+            let stack = stack.trim_end();
+            if !stack.is_empty() {
+                text.push('\n');
+                text.push_str(stack);
+            }
+        }
+        return Some(text);
+    }
+    intrinsics.string.call::<_, String>((thrown.clone(),)).ok()
+}

@@ -1,0 +1,312 @@
+//! The embedded TypeScript runtime: types stripped by swc, each run on a fresh QuickJS
+//! runtime on its own OS thread, budgets enforced by the engine's interrupt handler and
+//! backed by host-side timers.
+
+mod convert;
+mod engine;
+mod inspect;
+mod strip;
+
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Instant, sleep_until};
+
+use self::engine::{Command, Event, Outcome, Setup, Shared, StopReason};
+use super::lifecycle::{RunGuard, RunRegistry};
+use super::{
+    ABORTED_MESSAGE, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError,
+    DISPOSED_MESSAGE, DisposeFuture, FailureKind, INVALID_OUTPUT_MESSAGE, OutputLedger, RunFuture,
+    RuntimeLimits, validate_bindings,
+};
+use crate::Language;
+
+/// Extra thread stack on top of the engine's stack limit, for the host functions.
+const THREAD_STACK_SLACK: usize = 8 * 1024 * 1024;
+
+/// The TypeScript runtime: QuickJS embedded, one fresh engine per run on a dedicated thread.
+///
+/// `language()` is TypeScript, `isolation()` is `embedded-thread`. The program is the body
+/// of an async function (top-level `await` and `return`); its types are stripped in
+/// strip-only mode, so `enum`, runtime namespaces and parameter properties fail the run as
+/// an `exception` before any engine starts. The realm has no file system, network, process,
+/// timers or module loader: only the ECMAScript built-ins, `console` and the bindings.
+///
+/// The thread is containment for a buggy program, not a security boundary: QuickJS is C
+/// code reachable by the program.
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(feature = "quickjs")]
+/// # {
+/// use std::sync::Arc;
+/// use tools_codemode::{BindingFuture, BindingHost, CodeRunRequest, CodeRuntime, QuickJsRuntime, RuntimeLimits};
+/// use tools_json::JsonValue;
+///
+/// struct NoTools;
+/// impl BindingHost for NoTools {
+///     fn call(&self, _: &str, name: &str, _: JsonValue) -> BindingFuture {
+///         let message = format!("unknown tool {name:?}");
+///         Box::pin(async move { Err(message) })
+///     }
+/// }
+///
+/// let runtime = QuickJsRuntime::new(RuntimeLimits::default())?;
+/// let request = CodeRunRequest::new("console.log('hi');\nreturn 1 + 1;", vec![], Arc::new(NoTools));
+/// let result = tokio::runtime::Builder::new_current_thread()
+///     .enable_time()
+///     .build()?
+///     .block_on(runtime.run(request))?;
+/// assert_eq!(result.value.map(|v| v.to_string()), Some("2".to_owned()));
+/// assert_eq!(result.logs, ["hi"]);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct QuickJsRuntime {
+    limits: RuntimeLimits,
+    registry: Arc<RunRegistry>,
+}
+
+impl QuickJsRuntime {
+    /// A runtime whose runs get `limits`.
+    ///
+    /// # Errors
+    ///
+    /// [`ContractError::InvalidLimit`] for a limit out of range.
+    pub fn new(limits: RuntimeLimits) -> Result<QuickJsRuntime, ContractError> {
+        limits.validate()?;
+        Ok(QuickJsRuntime {
+            limits,
+            registry: RunRegistry::new(),
+        })
+    }
+
+    /// The limits every run gets.
+    pub fn limits(&self) -> &RuntimeLimits {
+        &self.limits
+    }
+}
+
+impl CodeRuntime for QuickJsRuntime {
+    fn language(&self) -> Language {
+        Language::TypeScript
+    }
+
+    fn isolation(&self) -> &str {
+        "embedded-thread"
+    }
+
+    fn run(&self, request: CodeRunRequest) -> RunFuture {
+        let limits = self.limits.clone();
+        let registry = Arc::clone(&self.registry);
+        Box::pin(async move {
+            validate_bindings(&request.namespaces)?;
+            let guard = registry.enter()?;
+            let ledger = OutputLedger::new(limits.max_output_bytes);
+            if request.cancel.is_cancelled() {
+                return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, ABORTED_MESSAGE)));
+            }
+            if registry.dispose_token().is_cancelled() {
+                return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, DISPOSED_MESSAGE)));
+            }
+            let code = match strip::strip(&request.program) {
+                Ok(code) => code,
+                Err(message) => {
+                    return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Exception, message)));
+                }
+            };
+            Ok(drive(code, request, limits, &registry, guard, ledger).await)
+        })
+    }
+
+    fn dispose(&self) -> DisposeFuture {
+        let registry = Arc::clone(&self.registry);
+        Box::pin(async move { registry.dispose().await })
+    }
+}
+
+/// The message of a stop reason.
+fn stop_failure(reason: StopReason, limits: &RuntimeLimits) -> CodeRunFailure {
+    match reason {
+        StopReason::Abort => CodeRunFailure::new(FailureKind::Abort, ABORTED_MESSAGE),
+        StopReason::Disposed => CodeRunFailure::new(FailureKind::Abort, DISPOSED_MESSAGE),
+        StopReason::Wall => CodeRunFailure::new(
+            FailureKind::Timeout,
+            format!("wall-clock ceiling reached ({}ms)", limits.wall.as_millis()),
+        ),
+        StopReason::Compute => CodeRunFailure::new(
+            FailureKind::Timeout,
+            format!(
+                "compute budget exhausted ({}ms busy)",
+                limits.compute.as_millis()
+            ),
+        ),
+        StopReason::OutputLimit => CodeRunFailure::new(FailureKind::OutputLimit, ""),
+    }
+}
+
+/// Starts the run's thread and serves it until it settles and stops.
+async fn drive(
+    code: String,
+    request: CodeRunRequest,
+    limits: RuntimeLimits,
+    registry: &RunRegistry,
+    guard: RunGuard,
+    mut ledger: OutputLedger,
+) -> CodeRunResult {
+    let CodeRunRequest {
+        namespaces,
+        host,
+        cancel,
+        ..
+    } = request;
+    let shared = Arc::new(Shared::new(limits.compute));
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    let (commands, commands_rx) = std::sync::mpsc::channel();
+    let (exited_tx, exited) = oneshot::channel();
+    let setup = Setup {
+        code,
+        namespaces: namespaces.clone(),
+        limits: limits.clone(),
+        shared: Arc::clone(&shared),
+        events: events_tx,
+        commands: commands_rx,
+    };
+    let spawned = std::thread::Builder::new()
+        .name("codemode-quickjs".to_owned())
+        .stack_size(limits.stack_bytes.saturating_add(THREAD_STACK_SLACK))
+        .spawn(move || engine::thread_main(setup, exited_tx));
+    if let Err(error) = spawned {
+        return ledger.fail(CodeRunFailure::new(
+            FailureKind::WorkerExit,
+            format!("worker failed to start: {error}"),
+        ));
+    }
+    // Stops the thread if this future is dropped before the run is over.
+    let stopper = StopOnDrop {
+        shared: Arc::clone(&shared),
+        commands: commands.clone(),
+    };
+
+    let started = Instant::now();
+    let mut wall = pin!(sleep_until(started + limits.wall));
+    let mut watchdog = pin!(sleep_until(started + limits.compute + limits.settle_grace));
+    let mut grace = pin!(sleep_until(started + limits.wall + limits.settle_grace));
+    let mut stopping = false;
+    let mut calls = FuturesUnordered::new();
+    let dispose = registry.dispose_token().clone();
+
+    let stop = |reason: StopReason,
+                stopping: &mut bool,
+                grace: &mut std::pin::Pin<&mut tokio::time::Sleep>| {
+        shared.request_stop(reason);
+        let _ = commands.send(Command::Stop);
+        if !*stopping {
+            *stopping = true;
+            grace.as_mut().reset(Instant::now() + limits.settle_grace);
+        }
+    };
+
+    let outcome: Option<Outcome> = loop {
+        tokio::select! {
+            // Stop signals first, so a flood of events cannot starve them.
+            biased;
+            () = cancel.cancelled(), if !stopping => stop(StopReason::Abort, &mut stopping, &mut grace),
+            () = dispose.cancelled(), if !stopping => stop(StopReason::Disposed, &mut stopping, &mut grace),
+            () = &mut wall, if !stopping => stop(StopReason::Wall, &mut stopping, &mut grace),
+            () = &mut watchdog, if !stopping => {
+                // The engine's own check fires at the budget; this one backs it up when the
+                // engine is stuck in a long native operation.
+                let busy = shared.busy();
+                let ceiling = limits.compute + limits.settle_grace;
+                if busy >= ceiling {
+                    stop(StopReason::Compute, &mut stopping, &mut grace);
+                } else {
+                    watchdog.as_mut().reset(Instant::now() + (ceiling - busy));
+                }
+            }
+            event = events.recv() => match event {
+                Some(Event::Log(text)) => {
+                    if !ledger.push(&text) {
+                        stop(StopReason::OutputLimit, &mut stopping, &mut grace);
+                    }
+                }
+                Some(Event::Call { id, namespace, name, args }) => {
+                    if stopping {
+                        continue;
+                    }
+                    let global = namespaces.get(namespace).map(|n| n.global.clone()).unwrap_or_default();
+                    let pending = host.call(&global, &name, args);
+                    calls.push(async move { (id, pending.await) });
+                }
+                Some(Event::Done(outcome)) => break Some(outcome),
+                None => break None,
+            },
+            Some((id, result)) = calls.next(), if !calls.is_empty() => {
+                let _ = commands.send(Command::Reply { id, result });
+            }
+            () = &mut grace, if stopping => break None,
+        }
+    };
+    drop(calls);
+
+    // A stop decided before the outcome arrived wins over it.
+    let failure = match (shared.stop_reason(), outcome) {
+        (Some(reason), _) => Err(stop_failure(reason, &limits)),
+        (None, Some(Outcome::Completed(value))) => Ok(value),
+        (None, Some(Outcome::Threw(message))) => {
+            Err(CodeRunFailure::new(FailureKind::Exception, message))
+        }
+        (None, Some(Outcome::InvalidOutput)) => Err(CodeRunFailure::new(
+            FailureKind::InvalidOutput,
+            INVALID_OUTPUT_MESSAGE,
+        )),
+        (None, Some(Outcome::OutOfMemory)) => Err(CodeRunFailure::new(
+            FailureKind::WorkerExit,
+            format!("memory limit exceeded ({} bytes)", limits.memory_bytes),
+        )),
+        (None, Some(Outcome::Broken(message))) => {
+            Err(CodeRunFailure::new(FailureKind::WorkerExit, message))
+        }
+        (None, Some(Outcome::Stopped) | None) => Err(CodeRunFailure::new(
+            FailureKind::WorkerExit,
+            "worker exited before completing",
+        )),
+    };
+    drop(stopper);
+
+    // Quiescence: the engine is gone once the thread signals its exit. A thread stuck in
+    // a native operation gets a bounded grace, then ends on its own (its stop flag is set).
+    if tokio::time::timeout(limits.settle_grace.max(Duration::from_millis(100)), exited)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            grace_ms = limits.settle_grace.as_millis() as u64,
+            "QuickJS run thread did not stop within its grace; it ends at its next interrupt check"
+        );
+    }
+    drop(guard);
+    match failure {
+        Ok(value) => ledger.complete(value),
+        Err(failure) => ledger.fail(failure),
+    }
+}
+
+/// Tells the run's thread to stop when dropped (the run is over or its future was dropped).
+struct StopOnDrop {
+    shared: Arc<Shared>,
+    commands: std::sync::mpsc::Sender<Command>,
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.shared.request_stop(StopReason::Abort);
+        let _ = self.commands.send(Command::Stop);
+    }
+}
