@@ -13,6 +13,13 @@ use tools_registry::{
 
 use crate::Error;
 
+/// A call's arguments: as the model sent them, or an already lossless snapshot.
+#[derive(Clone, Debug)]
+pub(crate) enum Arguments {
+    Wire(Value),
+    Json(JsonValue),
+}
+
 /// A model-issued call, as the host hands it to the pipeline.
 ///
 /// # Examples
@@ -33,7 +40,7 @@ pub struct ToolCall {
     pub(crate) call_id: Arc<str>,
     pub(crate) root_call_id: Option<Arc<str>>,
     pub(crate) name: ToolName,
-    pub(crate) arguments: Value,
+    pub(crate) arguments: Arguments,
     pub(crate) agent: Option<AgentScope>,
     pub(crate) parent: Option<ExecutionToken>,
     pub(crate) cancel: CancellationToken,
@@ -55,11 +62,27 @@ impl ToolCall {
             call_id: call_id.into(),
             root_call_id: None,
             name,
-            arguments,
+            arguments: Arguments::Wire(arguments),
             agent: None,
             parent: None,
             cancel: CancellationToken::new(),
         })
+    }
+
+    /// A call whose arguments are already a lossless snapshot (a Code Mode sub-call): no
+    /// conversion, no depth limit beyond the one the snapshot was built under.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyName`] when `name` is empty.
+    pub fn from_json(
+        call_id: impl Into<Arc<str>>,
+        name: &str,
+        arguments: JsonValue,
+    ) -> Result<ToolCall, Error> {
+        let mut call = ToolCall::new(call_id, name, Value::Null)?;
+        call.arguments = Arguments::Json(arguments);
+        Ok(call)
     }
 
     /// The call as made by `agent` (its scope decides visibility, masks, mode and hooks).
@@ -100,9 +123,22 @@ impl ToolCall {
         &self.call_id
     }
 
-    /// The raw arguments.
-    pub fn arguments(&self) -> &Value {
-        &self.arguments
+    /// The wire arguments, as the call was made with them (`None` for a call made with
+    /// [`ToolCall::from_json`]).
+    pub fn arguments(&self) -> Option<&Value> {
+        match &self.arguments {
+            Arguments::Wire(value) => Some(value),
+            Arguments::Json(_) => None,
+        }
+    }
+
+    /// The arguments when they are already a lossless snapshot (a call made with
+    /// [`ToolCall::from_json`]).
+    pub fn json_arguments(&self) -> Option<&JsonValue> {
+        match &self.arguments {
+            Arguments::Wire(_) => None,
+            Arguments::Json(value) => Some(value),
+        }
     }
 
     /// The calling agent, if any.

@@ -19,7 +19,9 @@ pub use hooks::{
     DispatchRequest, DispatchService, FnLayer, FnService, HasExecution, Next, PostRequest,
     PostService, PreRequest, PreService, from_fn,
 };
-pub use pipeline::{Decided, HookOptions, Hooked, Observer, Pending, Pipeline, Prepared, Ready};
+pub use pipeline::{
+    Decided, HookOptions, Hooked, Observer, Pending, Pipeline, Prepared, Ready, WeakPipeline,
+};
 pub use result::{Outcome, PostDecision, PreDecision, Replacement, ToolResult};
 
 pub use tools_json::ErrorCode;

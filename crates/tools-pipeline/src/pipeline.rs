@@ -20,7 +20,7 @@ use tools_registry::{
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, Layer, Service, ServiceExt};
 
-use crate::call::ExecState;
+use crate::call::{Arguments, ExecState};
 use crate::catch::CatchUnwind;
 use crate::hooks::{DispatchService, Hook, PostService, PreService, Wrap, compose, wrap_layer};
 use crate::result::{Outcome, blocked_message};
@@ -132,6 +132,15 @@ impl Pipeline {
     /// The registry.
     pub fn registry(&self) -> &Registry {
         &self.shared.registry
+    }
+
+    /// A handle that does not keep the pipeline alive: what a tool stored in the
+    /// pipeline's own registry (the Code Mode transport) holds to call back into it
+    /// without a reference cycle.
+    pub fn downgrade(&self) -> WeakPipeline {
+        WeakPipeline {
+            shared: Arc::downgrade(&self.shared),
+        }
     }
 
     /// Installs (or removes) the service that answers `ask` decisions.
@@ -324,8 +333,12 @@ impl Pipeline {
     /// [`tools_registry::View::execution_mode`]). Arguments that are not lossless JSON make
     /// the call exclusive.
     pub fn execution_mode(&self, call: &ToolCall) -> ExecutionMode {
-        let Ok(args) = JsonValue::new(call.arguments.clone()) else {
-            return ExecutionMode::Exclusive;
+        let args = match &call.arguments {
+            Arguments::Json(args) => args.clone(),
+            Arguments::Wire(raw) => match JsonValue::new(raw.clone()) {
+                Ok(args) => args,
+                Err(_) => return ExecutionMode::Exclusive,
+            },
         };
         self.shared
             .registry
@@ -377,11 +390,15 @@ impl Pipeline {
         let has_parent = call.parent.is_some();
         let collapsed = visible.is_some() && view.collapses(call.name(), has_parent);
         let pre_aborted = call.cancel.is_cancelled();
-        let (arguments, arguments_error) =
-            match JsonValue::with_limits_at(call.arguments, &Limits::default(), "arguments") {
-                Ok(args) => (args, None),
-                Err(err) => (JsonValue::null(), Some(err)),
-            };
+        let (arguments, arguments_error) = match call.arguments {
+            Arguments::Json(args) => (args, None),
+            Arguments::Wire(raw) => {
+                match JsonValue::with_limits_at(raw, &Limits::default(), "arguments") {
+                    Ok(args) => (args, None),
+                    Err(err) => (JsonValue::null(), Some(err)),
+                }
+            }
+        };
         let finalizer = if collapsed && !pre_aborted {
             None
         } else {
@@ -392,6 +409,7 @@ impl Pipeline {
             .unwrap_or_else(|| Arc::clone(&call.call_id));
         let exec = Arc::new(Execution {
             info: Arc::new(CallInfo {
+                root_call_id: Arc::clone(&root_call_id),
                 call_id: call.call_id,
                 tool: call.name,
                 token: ExecutionToken::mint(),
@@ -795,6 +813,27 @@ impl fmt::Debug for Decided {
         f.debug_struct("Decided")
             .field("execution", self.execution())
             .field("decision", &self.decision())
+            .finish()
+    }
+}
+
+/// A non-owning handle on a [`Pipeline`] (see [`Pipeline::downgrade`]).
+#[derive(Clone)]
+pub struct WeakPipeline {
+    shared: Weak<Shared>,
+}
+
+impl WeakPipeline {
+    /// The pipeline, while something else keeps it alive.
+    pub fn upgrade(&self) -> Option<Pipeline> {
+        self.shared.upgrade().map(|shared| Pipeline { shared })
+    }
+}
+
+impl fmt::Debug for WeakPipeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakPipeline")
+            .field("alive", &(self.shared.strong_count() > 0))
             .finish()
     }
 }

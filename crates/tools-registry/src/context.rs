@@ -38,6 +38,9 @@ impl fmt::Debug for ExecutionToken {
 pub struct CallInfo {
     /// The model's call id (`<callId>:code:<n>` for a Code Mode sub-call).
     pub call_id: Arc<str>,
+    /// The call id of the model-issued call this call descends from (its own id for a
+    /// top-level call).
+    pub root_call_id: Arc<str>,
     /// The called tool.
     pub tool: ToolName,
     /// The execution's token.

@@ -68,6 +68,7 @@ pub(crate) fn transport() -> ToolDefinition {
 pub(crate) fn call_info(name: &str, args: JsonValue, agent: Option<&AgentScope>) -> CallInfo {
     CallInfo {
         call_id: "call-1".into(),
+        root_call_id: "call-1".into(),
         tool: ToolName::new(name).unwrap(),
         token: ExecutionToken::mint(),
         agent: agent.cloned(),
