@@ -731,7 +731,12 @@ fn counted_write(runtime: &ToolRuntime) -> Arc<AtomicUsize> {
 
 #[tokio::test(flavor = "current_thread")]
 async fn under_code_mode_native_calls_are_routed_back_and_sub_calls_run() {
-    let (runtime, checker) = checked_runtime(ToolRuntime::builder().mode(PresentationMode::Code));
+    let js = tools_runtime::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let (runtime, checker) = checked_runtime(
+        ToolRuntime::builder()
+            .mode(PresentationMode::Code)
+            .code_runtime(Arc::new(js)),
+    );
     let runs = counted_write(&runtime);
     let results = runtime
         .run_batch(
@@ -751,7 +756,8 @@ async fn under_code_mode_native_calls_are_routed_back_and_sub_calls_run() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn code_mode_declared_for_one_agent_collapses_only_its_calls() {
-    let (runtime, checker) = checked_runtime(ToolRuntime::builder());
+    let js = tools_runtime::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let (runtime, checker) = checked_runtime(ToolRuntime::builder().code_runtime(Arc::new(js)));
     let runs = counted_write(&runtime);
     let coder = runtime.scope();
     let native = runtime.scope();

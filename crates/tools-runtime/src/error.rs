@@ -1,7 +1,7 @@
 //! The crate's error type.
 
-/// What building a runtime can refuse.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// What building or configuring a runtime can refuse.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A parallelism cap of zero.
@@ -10,4 +10,16 @@ pub enum Error {
         /// The setting.
         name: &'static str,
     },
+    /// A `code` or `both` presentation mode (deployment default or scope declaration)
+    /// without a code runtime to run `run_code` programs on.
+    #[error(
+        "mode {mode} requires a code runtime — configure one with RuntimeBuilder::code_runtime"
+    )]
+    CodeRuntimeRequired {
+        /// The mode.
+        mode: tools_registry::PresentationMode,
+    },
+    /// The registry refused the operation.
+    #[error(transparent)]
+    Registry(#[from] tools_registry::Error),
 }

@@ -17,3 +17,11 @@ pub use tools_pipeline::{
     Approval, ApprovalOutcome, ApprovalRequest, HookOptions, Hooked, ToolCall, ToolResult,
 };
 pub use tools_registry::{ExecutionMode, PresentationMode, ToolFilter};
+
+#[cfg(feature = "python")]
+pub use tools_codemode::PythonRuntime;
+#[cfg(feature = "quickjs")]
+pub use tools_codemode::QuickJsRuntime;
+pub use tools_codemode::{
+    CodeModeConfig, CodeRuntime, DispatchSettled, DispatchSink, DispatchStarted, RuntimeLimits,
+};

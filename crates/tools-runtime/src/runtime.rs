@@ -16,6 +16,8 @@ use tools_registry::{
 use tower::{BoxError, Layer, Service};
 use tracing::Instrument;
 
+use tools_codemode::{CodeModeConfig, CodeRuntime, DispatchSink};
+
 use crate::batch::BatchApproval;
 use crate::{Error, TimeoutPolicyLayer};
 
@@ -28,6 +30,8 @@ pub struct RuntimeConfig {
     pub(crate) timeout_policy: bool,
     pub(crate) approval: Option<Arc<dyn Approval>>,
     pub(crate) batch_approval: Option<Arc<dyn BatchApproval>>,
+    pub(crate) code_runtime: Option<Arc<dyn CodeRuntime>>,
+    pub(crate) dispatch_sink: Option<Arc<dyn DispatchSink>>,
 }
 
 impl Default for RuntimeConfig {
@@ -39,6 +43,8 @@ impl Default for RuntimeConfig {
             timeout_policy: true,
             approval: None,
             batch_approval: None,
+            code_runtime: None,
+            dispatch_sink: None,
         }
     }
 }
@@ -59,6 +65,24 @@ impl RuntimeConfig {
         self.max_parallel_sub_calls.get()
     }
 
+    /// The code runtime `run_code` programs run on, if any.
+    pub fn code_runtime(&self) -> Option<&Arc<dyn CodeRuntime>> {
+        self.code_runtime.as_ref()
+    }
+
+    /// The Code Mode configuration this runtime installs.
+    pub fn code_mode(&self) -> CodeModeConfig {
+        let mut config =
+            CodeModeConfig::new().with_max_parallel_sub_calls(self.max_parallel_sub_calls);
+        if let Some(runtime) = &self.code_runtime {
+            config = config.with_runtime(Arc::clone(runtime));
+        }
+        if let Some(sink) = &self.dispatch_sink {
+            config = config.with_sink(Arc::clone(sink));
+        }
+        config
+    }
+
     /// Whether the timeout policy is installed.
     pub fn timeout_policy(&self) -> bool {
         self.timeout_policy
@@ -74,6 +98,11 @@ impl fmt::Debug for RuntimeConfig {
             .field("timeout_policy", &self.timeout_policy)
             .field("approval", &self.approval.is_some())
             .field("batch_approval", &self.batch_approval.is_some())
+            .field(
+                "code_runtime",
+                &self.code_runtime.as_ref().map(|r| r.language().as_str()),
+            )
+            .field("dispatch_sink", &self.dispatch_sink.is_some())
             .finish()
     }
 }
@@ -140,16 +169,36 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The code runtime `run_code` programs run on; its language picks the `run_code`
+    /// flavour and the SDK language. Required for a `code` or `both` mode.
+    pub fn code_runtime(mut self, runtime: Arc<dyn CodeRuntime>) -> Self {
+        self.config.code_runtime = Some(runtime);
+        self
+    }
+
+    /// Where Code Mode sub-call events (`tool/code-dispatch-start`, `tool/code-dispatch`)
+    /// go, for runs made by an agent.
+    pub fn dispatch_sink(mut self, sink: Arc<dyn DispatchSink>) -> Self {
+        self.config.dispatch_sink = Some(sink);
+        self
+    }
+
     /// The runtime.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidCap`] for a zero cap.
+    /// [`Error::InvalidCap`] for a zero cap; [`Error::CodeRuntimeRequired`] for a `code` or
+    /// `both` default mode without a code runtime.
     pub fn build(self) -> Result<ToolRuntime, Error> {
-        match self.error {
-            Some(error) => Err(error),
-            None => Ok(ToolRuntime::from_config(self.config)),
+        if let Some(error) = self.error {
+            return Err(error);
         }
+        if self.config.mode.offers_run_code() && self.config.code_runtime.is_none() {
+            return Err(Error::CodeRuntimeRequired {
+                mode: self.config.mode,
+            });
+        }
+        ToolRuntime::try_from_config(self.config)
     }
 }
 
@@ -204,11 +253,19 @@ impl ToolRuntime {
     /// A runtime with the default configuration (native mode, caps of 10, the timeout
     /// policy, no approval service).
     pub fn new() -> ToolRuntime {
-        ToolRuntime::from_config(RuntimeConfig::default())
+        let config = RuntimeConfig::default();
+        let registry = Registry::builder().default_mode(config.mode).build();
+        ToolRuntime::assemble(registry, config)
     }
 
-    fn from_config(config: RuntimeConfig) -> ToolRuntime {
+    fn try_from_config(config: RuntimeConfig) -> Result<ToolRuntime, Error> {
         let registry = Registry::builder().default_mode(config.mode).build();
+        let runtime = ToolRuntime::assemble(registry, config);
+        tools_codemode::install(&runtime.inner.pipeline, &runtime.inner.config.code_mode())?;
+        Ok(runtime)
+    }
+
+    fn assemble(registry: Registry, config: RuntimeConfig) -> ToolRuntime {
         let pipeline = Pipeline::new(registry.clone());
         pipeline.set_approval(config.approval.clone());
         let timeout = config
@@ -283,13 +340,25 @@ impl ToolRuntime {
     ///
     /// # Errors
     ///
-    /// As [`AgentScope::present_as`].
+    /// [`Error::CodeRuntimeRequired`] for `code` or `both` without a code runtime; the
+    /// registry's refusals (an unscoped or second declaration) as [`Error::Registry`].
     pub fn present_as(
         &self,
         scope: &AgentScope,
         mode: PresentationMode,
-    ) -> Result<Registration, tools_registry::Error> {
-        scope.present_as(mode)
+    ) -> Result<Registration, Error> {
+        if mode.offers_run_code() && self.inner.config.code_runtime.is_none() {
+            return Err(Error::CodeRuntimeRequired { mode });
+        }
+        Ok(scope.present_as(mode)?)
+    }
+
+    /// The Code Mode SDK prompt section of `agent`'s scope: the declarations of every tool
+    /// it can call from a `run_code` program, in the code runtime's language; empty for a
+    /// scope whose effective mode is `native`. Byte-identical for an unchanged tool set.
+    pub fn sdk_section(&self, agent: Option<&AgentScope>) -> String {
+        let language = self.inner.config.code_mode().language();
+        tools_codemode::sdk_section(&self.inner.registry, agent, language)
     }
 
     /// Adds a global guard.
@@ -355,6 +424,12 @@ impl ToolRuntime {
     /// The model-facing tool schemas of `agent`.
     pub fn schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSchema]> {
         self.inner.registry.schemas(agent)
+    }
+
+    /// The tools announced to the model in `agent`'s scope: every visible tool in `native`
+    /// and `both` (`run_code` last), only `run_code` in `code`.
+    pub fn wire_schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSchema]> {
+        self.inner.registry.view(agent).wire_schemas()
     }
 
     /// Whether `call` may overlap with its siblings.

@@ -166,17 +166,16 @@ impl fmt::Debug for SdkRenderer {
 
 /// The model-facing strings of the `run_code` tool in one language.
 ///
-/// The `run_code` tool itself (its schema, execution and bridge) is built by a later
-/// issue; this struct only fixes, per language, the strings the spec already pins.
+/// The `run_code` definition (`tools_codemode::install`, feature `bridge`) picks the
+/// flavour of its code runtime's language when it is installed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunCodeFlavour {
     /// The language this flavour belongs to.
     pub language: Language,
     /// The description of the `code` parameter (exact text of the spec).
     pub code_parameter: &'static str,
-    /// **Placeholder** for the `run_code` tool description: it states the facts the spec
-    /// requires (the language, both required arguments, how tools are called, what counts
-    /// as output); the issue that builds `run_code` owns the final wording.
+    /// The `run_code` tool description: the language, both required arguments, how tools
+    /// are called, what counts as output.
     pub tool_description: &'static str,
 }
 

@@ -46,7 +46,11 @@ async fn k01_tokens_are_per_execution_and_arguments_are_copies() {
     let call = call_as("safe", input.clone(), &a);
     let safe = pipeline.execute(call.clone()).await;
     assert_eq!(safe.text(), "safe");
-    assert_eq!(call.arguments(), Some(&input), "the caller's call is untouched");
+    assert_eq!(
+        call.arguments(),
+        Some(&input),
+        "the caller's call is untouched"
+    );
     let (body_args, body_token) = got.lock().unwrap().clone().unwrap();
     assert_eq!(body_args, input);
     let tokens = tokens.lock().unwrap().clone();

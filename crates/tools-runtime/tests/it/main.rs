@@ -1,10 +1,12 @@
 //! Behaviour tests of `tools-runtime`: the batch scheduler (catalogue group P), the timeout
-//! policy (group Q), batch approval, metrics and spans.
+//! policy (group Q), batch approval, metrics and spans, and Code Mode end to end.
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod approval;
+#[cfg(feature = "quickjs")]
+mod code_mode;
 mod observability;
 mod scheduler;
 mod support;

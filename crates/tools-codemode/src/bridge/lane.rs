@@ -1,0 +1,424 @@
+//! The per-run dispatch lane: the scheduler of a `run_code` execution's sub-calls.
+//!
+//! One lane runs beside the program. Every ordered stage (classification, `prepare`,
+//! `complete`) happens inside it, one at a time, so ordered stages never overlap; bodies
+//! run concurrently as spawned tasks. The loop, per iteration:
+//!
+//! 1. the head of the commit queue has settled → commit it (post-execute, finalize,
+//!    notify), forward its contexts, settle its binding, log it;
+//! 2. else the head of the pending queue: the run is over → abandon it; capacity (nothing
+//!    exclusive active; exclusive needs an empty pool, parallel fewer than the cap in
+//!    flight) → move it to the commit queue, log its start, `prepare` it inline, and spawn
+//!    its body (or park its pre-decided result);
+//! 3. else wait for a body to settle, a submission, or the run's end; exit once the run is
+//!    over and nothing is pending, committing or in flight.
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::{Id, JoinSet};
+use tokio_util::sync::CancellationToken;
+use tools_json::JsonValue;
+use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
+use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError};
+
+use super::transport::{Counter, IMAGE_CONTEXT_SOURCE};
+use super::{DispatchSettled, DispatchStarted, Events};
+use crate::runtime::{BindingFuture, BindingHost};
+
+/// The reason a run is over when the outer call was cancelled before the program settled.
+const OUTER_ABORT_REASON: &str = "tool call aborted";
+
+/// One accepted binding call.
+pub(crate) struct Submission {
+    n: u64,
+    name: String,
+    args: JsonValue,
+    reply: oneshot::Sender<Result<JsonValue, String>>,
+}
+
+/// What the program side and the lane share about one run.
+pub(crate) struct RunState {
+    token: CancellationToken,
+    reason: OnceLock<&'static str>,
+    counter: Counter,
+    submit: mpsc::UnboundedSender<Submission>,
+}
+
+impl RunState {
+    /// A run cancelled by `token` (a child of the outer call's token).
+    pub(crate) fn new(
+        token: CancellationToken,
+    ) -> (Arc<RunState>, mpsc::UnboundedReceiver<Submission>) {
+        let (submit, submissions) = mpsc::unbounded_channel();
+        let state = Arc::new(RunState {
+            token,
+            reason: OnceLock::new(),
+            counter: Counter::default(),
+            submit,
+        });
+        (state, submissions)
+    }
+
+    /// The run-scoped token every sub-call and the runtime are cancelled by.
+    pub(crate) fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+
+    /// Ends the run (the program settled): later binding calls are refused, in-flight
+    /// sub-calls are cancelled, queued ones abandoned.
+    pub(crate) fn end(&self, reason: &'static str) {
+        if !self.token.is_cancelled() {
+            let _ = self.reason.set(reason);
+        }
+        self.token.cancel();
+    }
+
+    /// The binding host handed to the code runtime.
+    pub(crate) fn host(self: &Arc<Self>) -> Arc<dyn BindingHost> {
+        Arc::new(Host(Arc::clone(self)))
+    }
+
+    /// `run_code run is over (<reason>); <name> <what>`.
+    fn over(&self, name: &str, what: &str) -> String {
+        let reason = self.reason.get().copied().unwrap_or(OUTER_ABORT_REASON);
+        format!("run_code run is over ({reason}); {name} {what}")
+    }
+}
+
+/// The program's side of the bridge: accepts a binding call synchronously (so `n` follows
+/// the program's call order) and waits for the lane's commit.
+struct Host(Arc<RunState>);
+
+impl BindingHost for Host {
+    fn call(&self, _global: &str, name: &str, args: JsonValue) -> BindingFuture {
+        let state = Arc::clone(&self.0);
+        let name = name.to_owned();
+        if state.token.is_cancelled() {
+            let message = state.over(&name, "not dispatched");
+            return Box::pin(async move { Err(message) });
+        }
+        let n = state.counter.next();
+        let (reply, answer) = oneshot::channel();
+        let submission = Submission {
+            n,
+            name: name.clone(),
+            args,
+            reply,
+        };
+        if state.submit.send(submission).is_err() {
+            let message = state.over(&name, "tool call abandoned");
+            return Box::pin(async move { Err(message) });
+        }
+        Box::pin(async move {
+            match answer.await {
+                Ok(Ok(value)) if !state.token.is_cancelled() => Ok(value),
+                Ok(Ok(_)) => Err(state.over(&name, "result discarded")),
+                Ok(Err(message)) => Err(message),
+                Err(_) => Err(state.over(&name, "tool call abandoned")),
+            }
+        })
+    }
+}
+
+/// A started sub-call, waiting for its commit.
+struct Slot {
+    sub: Submission,
+    sub_call_id: Arc<str>,
+    exclusive: bool,
+    settled: Option<Settled>,
+}
+
+enum Settled {
+    /// The pipeline's pending result: committing completes it.
+    Pending(Pending),
+    /// The body task died outside the pipeline's panic containment; committed as is.
+    Lost(ToolResult),
+}
+
+/// The lane of one run.
+pub(crate) struct Lane {
+    pipeline: Pipeline,
+    state: Arc<RunState>,
+    ctx: RunContext,
+    cap: usize,
+    events: Option<Events>,
+    pending: VecDeque<Submission>,
+    commits: VecDeque<Slot>,
+    bodies: JoinSet<(u64, Pending)>,
+    tasks: HashMap<Id, u64>,
+    next_slot: u64,
+    first_slot: u64,
+    in_flight: usize,
+    exclusive_active: bool,
+}
+
+impl Lane {
+    pub(crate) fn new(
+        pipeline: Pipeline,
+        state: Arc<RunState>,
+        ctx: RunContext,
+        cap: usize,
+        events: Option<Events>,
+    ) -> Lane {
+        Lane {
+            pipeline,
+            state,
+            ctx,
+            cap: cap.max(1),
+            events,
+            pending: VecDeque::new(),
+            commits: VecDeque::new(),
+            bodies: JoinSet::new(),
+            tasks: HashMap::new(),
+            next_slot: 0,
+            first_slot: 0,
+            in_flight: 0,
+            exclusive_active: false,
+        }
+    }
+
+    /// Runs until the run is over and every started sub-call is committed.
+    pub(crate) async fn run(mut self, mut submissions: mpsc::UnboundedReceiver<Submission>) {
+        loop {
+            if self.head_settled() {
+                self.commit_head().await;
+                continue;
+            }
+            if let Some(head) = self.pending.front() {
+                if self.state.token.is_cancelled() {
+                    if let Some(sub) = self.pending.pop_front() {
+                        self.abandon(sub);
+                    }
+                    continue;
+                }
+                let call = self.sub_call(head);
+                let exclusive = match &call {
+                    Ok(call) => self.pipeline.execution_mode(call) == ExecutionMode::Exclusive,
+                    Err(_) => true,
+                };
+                let has_capacity = !self.exclusive_active
+                    && if exclusive {
+                        self.in_flight == 0
+                    } else {
+                        self.in_flight < self.cap
+                    };
+                if has_capacity {
+                    if let Some(sub) = self.pending.pop_front() {
+                        self.start(sub, call, exclusive).await;
+                    }
+                    continue;
+                }
+            }
+            if self.pending.is_empty()
+                && self.commits.is_empty()
+                && self.bodies.is_empty()
+                && self.state.token.is_cancelled()
+            {
+                break;
+            }
+            tokio::select! {
+                biased;
+                Some(joined) = self.bodies.join_next_with_id(), if !self.bodies.is_empty() => {
+                    self.body_settled(joined);
+                }
+                Some(sub) = submissions.recv() => self.pending.push_back(sub),
+                () = self.state.token.cancelled(), if !self.state.token.is_cancelled() => {}
+                else => break,
+            }
+        }
+        submissions.close();
+        while let Ok(sub) = submissions.try_recv() {
+            self.abandon(sub);
+        }
+    }
+
+    fn head_settled(&self) -> bool {
+        self.commits
+            .front()
+            .is_some_and(|slot| slot.settled.is_some())
+    }
+
+    fn sub_call_id(&self, n: u64) -> Arc<str> {
+        format!("{}:code:{n}", self.ctx.call().call_id).into()
+    }
+
+    fn sub_call(&self, sub: &Submission) -> Result<ToolCall, ToolResult> {
+        let outer = self.ctx.call();
+        let call = ToolCall::from_json(self.sub_call_id(sub.n), &sub.name, sub.args.clone())
+            .map_err(|_| ToolResult::unknown_tool(&sub.name))?
+            .with_cancellation(self.state.token.clone())
+            .with_parent(outer.token)
+            .with_root_call_id(Arc::clone(&outer.root_call_id));
+        Ok(match &outer.agent {
+            Some(agent) => call.with_agent(agent.clone()),
+            None => call,
+        })
+    }
+
+    async fn start(
+        &mut self,
+        sub: Submission,
+        call: Result<ToolCall, ToolResult>,
+        exclusive: bool,
+    ) {
+        let slot_id = self.next_slot;
+        self.next_slot += 1;
+        if exclusive {
+            self.exclusive_active = true;
+        }
+        let sub_call_id = self.sub_call_id(sub.n);
+        if let Some(events) = &self.events {
+            events.started(&DispatchStarted {
+                root_call_id: Arc::clone(&self.ctx.call().root_call_id),
+                parent_call_id: Arc::clone(&self.ctx.call().call_id),
+                sub_call_id: Arc::clone(&sub_call_id),
+                name: sub.name.clone(),
+                arguments: sub.args.clone(),
+            });
+        }
+        let settled = match call {
+            Err(result) => Some(Settled::Lost(result)),
+            Ok(call) => match self.pipeline.prepare(call).await {
+                Prepared::Settled(pending) => Some(Settled::Pending(pending)),
+                Prepared::Dispatch(ready) => {
+                    let pipeline = self.pipeline.clone();
+                    let handle = self
+                        .bodies
+                        .spawn(async move { (slot_id, pipeline.dispatch(ready).await) });
+                    self.tasks.insert(handle.id(), slot_id);
+                    self.in_flight += 1;
+                    None
+                }
+            },
+        };
+        self.commits.push_back(Slot {
+            sub,
+            sub_call_id,
+            exclusive,
+            settled,
+        });
+    }
+
+    fn body_settled(&mut self, joined: Result<(Id, (u64, Pending)), tokio::task::JoinError>) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        let (slot_id, settled) = match joined {
+            Ok((id, (slot_id, pending))) => {
+                self.tasks.remove(&id);
+                (slot_id, Settled::Pending(pending))
+            }
+            Err(err) => {
+                let Some(slot_id) = self.tasks.remove(&err.id()) else {
+                    return;
+                };
+                let error = if err.is_panic() {
+                    ToolError::from_panic(&*err.into_panic())
+                } else {
+                    ToolError::new("the sub-call's task was cancelled")
+                };
+                (slot_id, Settled::Lost(ToolResult::failure(error)))
+            }
+        };
+        let index = slot_id.checked_sub(self.first_slot);
+        if let Some(slot) = index
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| self.commits.get_mut(i))
+        {
+            slot.settled = Some(settled);
+        }
+    }
+
+    async fn commit_head(&mut self) {
+        let Some(mut slot) = self.commits.pop_front() else {
+            return;
+        };
+        self.first_slot += 1;
+        let result = match slot.settled.take() {
+            Some(Settled::Pending(pending)) => self.pipeline.complete(pending).await,
+            Some(Settled::Lost(result)) => result,
+            None => ToolResult::aborted(),
+        };
+        if slot.exclusive {
+            self.exclusive_active = false;
+        }
+        if !result.is_error()
+            && result
+                .content()
+                .iter()
+                .any(|block| block.block_type() == "image")
+        {
+            self.ctx.defer_context(ToolContext {
+                source: Some(IMAGE_CONTEXT_SOURCE.into()),
+                content: result.content().to_vec(),
+            });
+        }
+        for context in result.contexts() {
+            self.ctx.defer_context(context.clone());
+        }
+        if !result.is_error() && result.concludes_turn() {
+            self.ctx.conclude_turn();
+        }
+        let answer = if result.is_error() {
+            Err(result
+                .error()
+                .map_or_else(|| result.text(), |error| error.message().to_owned()))
+        } else {
+            Ok(result.value().cloned().unwrap_or_else(JsonValue::null))
+        };
+        let _ = slot.sub.reply.send(answer);
+        if let Some(events) = &self.events {
+            events.settled(DispatchSettled {
+                root_call_id: Arc::clone(&self.ctx.call().root_call_id),
+                parent_call_id: Arc::clone(&self.ctx.call().call_id),
+                sub_call_id: slot.sub_call_id,
+                name: slot.sub.name,
+                arguments: slot.sub.args,
+                is_error: result.is_error(),
+                content: result.content().to_vec(),
+            });
+        }
+    }
+
+    fn abandon(&self, sub: Submission) {
+        let message = self.state.over(&sub.name, "tool call abandoned");
+        let _ = sub.reply.send(Err(message));
+    }
+}
+
+impl Events {
+    fn started(&self, event: &DispatchStarted) {
+        let sink = &self.sink;
+        if catch_unwind(AssertUnwindSafe(|| sink.started(event))).is_err() {
+            tracing::warn!(
+                sub_call_id = &*event.sub_call_id,
+                "the code dispatch sink panicked on a start event"
+            );
+        }
+    }
+
+    fn settled(&self, mut event: DispatchSettled) {
+        if let Some(rewrite) = &self.rewrite {
+            match catch_unwind(AssertUnwindSafe(|| rewrite(&event))) {
+                Ok(Ok(content)) => event.content = content,
+                Ok(Err(message)) => tracing::warn!(
+                    sub_call_id = &*event.sub_call_id,
+                    %message,
+                    "the code dispatch log rewrite failed; the original content is logged"
+                ),
+                Err(_) => tracing::warn!(
+                    sub_call_id = &*event.sub_call_id,
+                    "the code dispatch log rewrite panicked; the original content is logged"
+                ),
+            }
+        }
+        let sink = &self.sink;
+        if catch_unwind(AssertUnwindSafe(|| sink.settled(&event))).is_err() {
+            tracing::warn!(
+                sub_call_id = &*event.sub_call_id,
+                "the code dispatch sink panicked on a settle event"
+            );
+        }
+    }
+}
