@@ -10,10 +10,14 @@
 //! - `cargo xtask sdk --lang typescript|python --catalog FILE.json`: prints the Code Mode SDK
 //!   declarations of a tool catalog.
 //! - `cargo xtask sdk-check`: proves the SDK with `tsc --strict` and `mypy --strict`.
+//! - `cargo xtask bench [--full] [--write-docs]`: runs every benchmark scenario, prints
+//!   `<id> median_ns=<n> baseline_ns=<n> ratio=<n>` lines and a table, and with
+//!   `--write-docs` rewrites the summary block of `docs/benchmarks.md`.
 // A command-line tool talks to its user on stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_macros)]
 #![forbid(unsafe_code)]
 
+mod bench;
 mod codegen;
 mod sdk;
 
@@ -27,6 +31,7 @@ fn main() -> ExitCode {
         Some("codegen") => codegen::run(args.iter().skip(1).any(|a| a == "--check")),
         Some("sdk") => sdk::sdk(&args[1..]),
         Some("sdk-check") => sdk::sdk_check(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             Ok(())
@@ -49,7 +54,10 @@ commands:
   codegen [--check]     regenerate committed generated files (--check: fail when stale)
   sdk --lang L --catalog FILE.json [--section] [--allow-unsupported]
                         print the Code Mode SDK (L: typescript|python) of a tool catalog
-  sdk-check             compile a 40+ tool SDK with tsc --strict and mypy --strict";
+  sdk-check             compile a 40+ tool SDK with tsc --strict and mypy --strict
+  bench [--full] [--write-docs]
+                        run every benchmark scenario; print `<id> median_ns= baseline_ns= ratio=`
+                        lines and a table (--write-docs: update docs/benchmarks.md)";
 
 /// The workspace root.
 pub(crate) fn project_root() -> PathBuf {
