@@ -13,9 +13,9 @@
 //! 3. else wait for a body to settle, a submission, or the run's end; exit once the run is
 //!    over and nothing is pending, committing or in flight.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{Id, JoinSet};
@@ -24,7 +24,7 @@ use tools_json::JsonValue;
 use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
 use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError};
 
-use super::transport::{Counter, IMAGE_CONTEXT_SOURCE};
+use super::transport::IMAGE_CONTEXT_SOURCE;
 use super::{DispatchSettled, DispatchStarted, Events};
 use crate::runtime::{BindingFuture, BindingHost};
 
@@ -43,21 +43,26 @@ pub(crate) struct Submission {
 pub(crate) struct RunState {
     token: CancellationToken,
     reason: OnceLock<&'static str>,
-    counter: Counter,
-    submit: mpsc::UnboundedSender<Submission>,
+    /// The last `n` handed out, locked across numbering and sending so that `n` follows
+    /// submission order even if a runtime calls the host from several threads.
+    submit: Mutex<(u64, mpsc::UnboundedSender<Submission>)>,
+    /// The names bound in the program's namespace: a call to any other name (a
+    /// non-conforming runtime, or `run_code` itself) never reaches the pipeline.
+    names: HashSet<String>,
 }
 
 impl RunState {
     /// A run cancelled by `token` (a child of the outer call's token).
     pub(crate) fn new(
         token: CancellationToken,
+        names: HashSet<String>,
     ) -> (Arc<RunState>, mpsc::UnboundedReceiver<Submission>) {
         let (submit, submissions) = mpsc::unbounded_channel();
         let state = Arc::new(RunState {
             token,
             reason: OnceLock::new(),
-            counter: Counter::default(),
-            submit,
+            submit: Mutex::new((0, submit)),
+            names,
         });
         (state, submissions)
     }
@@ -100,15 +105,23 @@ impl BindingHost for Host {
             let message = state.over(&name, "not dispatched");
             return Box::pin(async move { Err(message) });
         }
-        let n = state.counter.next();
+        if !state.names.contains(&name) {
+            let message = format!("unknown tool \"{name}\"");
+            return Box::pin(async move { Err(message) });
+        }
         let (reply, answer) = oneshot::channel();
-        let submission = Submission {
-            n,
-            name: name.clone(),
-            args,
-            reply,
+        let sent = {
+            let mut submit = state.submit.lock().unwrap_or_else(PoisonError::into_inner);
+            submit.0 += 1;
+            let submission = Submission {
+                n: submit.0,
+                name: name.clone(),
+                args,
+                reply,
+            };
+            submit.1.send(submission).is_ok()
         };
-        if state.submit.send(submission).is_err() {
+        if !sent {
             let message = state.over(&name, "tool call abandoned");
             return Box::pin(async move { Err(message) });
         }

@@ -1,8 +1,9 @@
 //! The `run_code` tool: its model-facing schema, its output rendering, its call card and
 //! its body (which hands the program to the code runtime and the sub-calls to the lane).
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
 
 use serde_json::{Map, Value, json};
 use tools_json::{ErrorCode, JsonValue, to_pretty_capped};
@@ -210,7 +211,8 @@ async fn run(
         }),
         _ => None,
     };
-    let (state, submissions) = RunState::new(ctx.cancellation().child_token());
+    let bound = names.iter().cloned().collect();
+    let (state, submissions) = RunState::new(ctx.cancellation().child_token(), bound);
     let lane = Lane::new(
         pipeline.clone(),
         Arc::clone(&state),
@@ -222,11 +224,17 @@ async fn run(
     let request =
         CodeRunRequest::new(code, vec![namespace], state.host()).with_cancel(state.token().clone());
     let program = async {
-        let outcome = runtime.run(request).await;
+        let outcome = run_contained(&*runtime, request).await;
         state.end("run_code settled");
         outcome
     };
     let (outcome, ()) = tokio::join!(program, lane.run(submissions));
+    let outcome = outcome.map_err(|panic| {
+        ToolError::with_code(
+            ErrorCode::CodeRunFailed,
+            format!("code run failed: the code runtime {}", panic.message()),
+        )
+    })?;
     match outcome {
         Err(contract) => Err(ToolError::with_code(
             ErrorCode::CodeRunFailed,
@@ -262,12 +270,24 @@ async fn run(
     }
 }
 
-/// A per-run counter of accepted binding calls (`<callId>:code:<n>`).
-#[derive(Debug, Default)]
-pub(crate) struct Counter(AtomicU64);
-
-impl Counter {
-    pub(crate) fn next(&self) -> u64 {
-        self.0.fetch_add(1, Ordering::Relaxed) + 1
-    }
+/// Runs `request` on `runtime`, turning a panic (while the run future is created or
+/// polled) into an error instead of unwinding.
+///
+/// Without this, a panicking runtime unwinds through `run`'s `join!` and drops the lane
+/// mid-run: in-flight sub-calls are dropped instead of cancelled and committed (no
+/// post-execute, no observers, a start event without its settle event). Contained, the
+/// panic settles the run like a rejection: the run is ended and the lane drains first.
+async fn run_contained(
+    runtime: &dyn crate::runtime::CodeRuntime,
+    request: CodeRunRequest,
+) -> Result<Result<CodeRunResult, crate::runtime::ContractError>, ToolError> {
+    let mut run = catch_unwind(AssertUnwindSafe(|| runtime.run(request)))
+        .map_err(|panic| ToolError::from_panic(&*panic))?;
+    std::future::poll_fn(
+        |cx| match catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(panic) => Poll::Ready(Err(ToolError::from_panic(&*panic))),
+        },
+    )
+    .await
 }

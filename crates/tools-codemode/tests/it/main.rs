@@ -5,6 +5,8 @@
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[cfg(feature = "bridge")]
+mod bridge;
 mod depth;
 mod golden;
 #[cfg(any(feature = "quickjs", feature = "python"))]
