@@ -1,0 +1,241 @@
+//! Benchmarks of scenarios f1–f4 (`shared/bench/scenarios.md`): one `run_code` call in mode
+//! `code` through `ToolRuntime`, on the multi-threaded tokio runtime with two workers.
+//!
+//! - f1: an in-process fake code runtime whose "program" awaits 100 sequential `noop`
+//!   sub-calls and returns their count;
+//! - f2: as f1 with the 100 sub-calls issued at once (a join) and `noop` concurrency-safe
+//!   (at most 10 overlapping bodies, the default `max_parallel_sub_calls`);
+//! - f3: the embedded TypeScript runtime (QuickJS) running the scenario's program of 100
+//!   sequential `await tools.noop(..)`;
+//! - f4: the embedded runtime running `return 100` (cold start of one run).
+//!
+//! The bare baseline is the no-op body through `tower::service_fn` with the same argument
+//! clone, called 100 times in a row (`baseline_100_sequential`, the baseline of f1, f3 and
+//! f4) and 100 times joined (`baseline_100_joined`, the baseline of f2).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::convert::Infallible;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures_util::future::join_all;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tools_codemode::{CodeRunRequest, CodeRunResult, Language, RunFuture};
+use tools_json::JsonValue;
+use tools_registry::{ToolDefinition, define_tool};
+use tools_runtime::{
+    CodeRuntime, PresentationMode, QuickJsRuntime, RuntimeLimits, ToolCall, ToolRuntime,
+};
+use tools_schema::{Schema, params};
+use tower::{ServiceExt, service_fn};
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct NoopArgs {
+    text: String,
+    n: Option<i64>,
+}
+
+fn noop(concurrent: bool) -> ToolDefinition {
+    let tool = define_tool::<NoopArgs, String>(
+        "noop",
+        "No-op tool used for pipeline overhead measurement.",
+    )
+    .params(
+        params()
+            .required("text", Schema::string())
+            .optional("n", Schema::integer()),
+    )
+    .output(Schema::string())
+    .body(|_args: NoopArgs, _ctx| async { Ok("ok".to_owned()) });
+    let tool = if concurrent {
+        tool.concurrency(|_| true)
+    } else {
+        tool
+    };
+    tool.build().unwrap()
+}
+
+fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+const SUB_CALLS: usize = 100;
+
+/// The arguments of the sub-calls: `{"text":"x<i>","n":i}`.
+fn sub_call_args() -> Arc<[Value]> {
+    (0..SUB_CALLS)
+        .map(|i| json!({"text": format!("x{i}"), "n": i}))
+        .collect()
+}
+
+/// The scenario's f3 program, verbatim.
+const F3_PROGRAM: &str = "let n: number = 0; for (let i = 0; i < 100; i++) { const v = await tools.noop({ text: `x${i}`, n: i }); if (v === \"ok\") n++ } return n";
+
+/// A TypeScript "runtime" whose program is Rust: 100 `noop` sub-calls through the binding
+/// host, awaited one after the other (f1) or issued at once and joined (f2); it returns the
+/// number of sub-calls that resolved to `"ok"`.
+struct FakeRuntime {
+    joined: bool,
+    args: Arc<[Value]>,
+}
+
+fn is_ok(outcome: &Result<JsonValue, String>) -> bool {
+    matches!(outcome, Ok(v) if v.as_str() == Some("ok"))
+}
+
+impl CodeRuntime for FakeRuntime {
+    fn language(&self) -> Language {
+        Language::TypeScript
+    }
+
+    fn isolation(&self) -> &str {
+        "in-process-bench"
+    }
+
+    fn run(&self, request: CodeRunRequest) -> RunFuture {
+        let args = Arc::clone(&self.args);
+        let joined = self.joined;
+        Box::pin(async move {
+            let host = &request.host;
+            let call = |a: &Value| host.call("tools", "noop", JsonValue::new(a.clone()).unwrap());
+            let count = if joined {
+                let outcomes = join_all(args.iter().map(call)).await;
+                outcomes.iter().filter(|o| is_ok(o)).count()
+            } else {
+                let mut count = 0;
+                for a in args.iter() {
+                    if is_ok(&call(a).await) {
+                        count += 1;
+                    }
+                }
+                count
+            };
+            Ok(CodeRunResult {
+                value: Some(JsonValue::new(json!(count)).unwrap()),
+                logs: vec![],
+                error: None,
+            })
+        })
+    }
+}
+
+fn code_mode(code_runtime: Arc<dyn CodeRuntime>, concurrent: bool) -> ToolRuntime {
+    let runtime = ToolRuntime::builder()
+        .mode(PresentationMode::Code)
+        .code_runtime(code_runtime)
+        .build()
+        .unwrap();
+    runtime.register(noop(concurrent)).unwrap().keep();
+    runtime
+}
+
+fn run_code(id: u64, code: &str) -> ToolCall {
+    ToolCall::new(
+        id.to_string(),
+        "run_code",
+        json!({"code": code, "description": "bench"}),
+    )
+    .unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio_runtime(2);
+    let args = sub_call_args();
+    let fake = |joined| -> Arc<dyn CodeRuntime> {
+        Arc::new(FakeRuntime {
+            joined,
+            args: Arc::clone(&args),
+        })
+    };
+    let quickjs = || -> Arc<dyn CodeRuntime> {
+        Arc::new(QuickJsRuntime::new(RuntimeLimits::default()).unwrap())
+    };
+    let scenarios = [
+        (
+            "f1_fake_runtime_100_sequential",
+            code_mode(fake(false), false),
+            "f1",
+        ),
+        (
+            "f2_fake_runtime_100_joined",
+            code_mode(fake(true), true),
+            "f2",
+        ),
+        (
+            "f3_quickjs_100_sequential",
+            code_mode(quickjs(), false),
+            F3_PROGRAM,
+        ),
+        (
+            "f4_quickjs_return_100",
+            code_mode(quickjs(), false),
+            "return 100",
+        ),
+    ];
+
+    let mut id = 0u64;
+    for (name, runtime, code) in &scenarios {
+        id += 1;
+        let result = rt.block_on(runtime.execute(run_code(id, code)));
+        assert_eq!(
+            result.value().map(|v| v.as_value().clone()),
+            Some(json!({"logs": [], "result": 100})),
+            "{name}: {}",
+            result.text()
+        );
+    }
+
+    let mut group = c.benchmark_group("codemode");
+    let body = service_fn(|_args: Value| async { Ok::<_, Infallible>("ok") });
+    group.bench_function("baseline_100_sequential", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                for a in args.iter() {
+                    black_box(body.oneshot(black_box(a).clone()).await.unwrap());
+                }
+            })
+        })
+    });
+    group.bench_function("baseline_100_joined", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let calls = args.iter().map(|a| body.oneshot(black_box(a).clone()));
+                for outcome in join_all(calls).await {
+                    black_box(outcome.unwrap());
+                }
+            })
+        })
+    });
+    for (name, runtime, code) in &scenarios {
+        if name.starts_with("f3") {
+            // A QuickJS run takes milliseconds (a fresh context per run): fewer samples.
+            group.sample_size(20);
+        }
+        group.bench_function(*name, |b| {
+            b.iter(|| {
+                id += 1;
+                let result = rt.block_on(runtime.execute(run_code(id, code)));
+                assert!(!result.is_error(), "{}", result.text());
+                result
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    targets = bench
+}
+criterion_main!(benches);
