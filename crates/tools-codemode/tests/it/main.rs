@@ -17,5 +17,7 @@ mod properties;
 mod python;
 #[cfg(feature = "quickjs")]
 mod quickjs;
+#[cfg(all(feature = "bridge", feature = "quickjs"))]
+mod roundtrip;
 mod scenarios;
 mod support;
