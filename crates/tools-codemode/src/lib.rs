@@ -9,10 +9,10 @@ mod sdk;
 
 #[cfg(feature = "bridge")]
 pub use bridge::{
-    CodeModeConfig, DEFAULT_MAX_PARALLEL_SUB_CALLS, DESCRIPTION_PARAMETER, DispatchSettled,
-    DispatchSink, DispatchStarted, IMAGE_CONTEXT_SOURCE, INVALID_DESCRIPTION, LogRewrite,
-    NO_OUTPUT, REQUIRES_RUNTIME, RunCodePresenter, install, render_run_code_output,
-    run_code_output_schema, run_code_parameters, sdk_section, sdk_tools,
+    CODE_ONLY_INSTRUCTION, CodeModeConfig, DEFAULT_MAX_PARALLEL_SUB_CALLS, DESCRIPTION_PARAMETER,
+    DispatchSettled, DispatchSink, DispatchStarted, IMAGE_CONTEXT_SOURCE, INVALID_DESCRIPTION,
+    LogRewrite, NO_OUTPUT, REQUIRES_RUNTIME, RunCodePresenter, code_only_section, install,
+    render_run_code_output, run_code_output_schema, run_code_parameters, sdk_section, sdk_tools,
 };
 pub use error::Error;
 #[cfg(feature = "quickjs")]

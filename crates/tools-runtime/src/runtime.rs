@@ -361,6 +361,12 @@ impl ToolRuntime {
         tools_codemode::sdk_section(&self.inner.registry, agent, language)
     }
 
+    /// The `tools:code-only` prompt section of `agent`'s scope: that `run_code` is the only
+    /// directly callable tool, under `code`; empty under `native` and `both`.
+    pub fn code_only_section(&self, agent: Option<&AgentScope>) -> &'static str {
+        tools_codemode::code_only_section(&self.inner.registry, agent)
+    }
+
     /// Adds a global guard.
     pub fn guard(&self, guard: impl Guard) -> Registration {
         self.inner.registry.guard(guard)

@@ -232,3 +232,19 @@ pub fn sdk_section(registry: &Registry, agent: Option<&AgentScope>, language: La
     }
     language.render_section(&sdk_tools(registry, agent))
 }
+
+/// The instruction that `run_code` is the only directly callable tool (the `tools:code-only`
+/// prompt section; the host orders it before its per-tool guidance).
+pub const CODE_ONLY_INSTRUCTION: &str = "`run_code` is the only tool you can call directly. \
+    Call every other tool from inside a `run_code` program, through the `tools` object \
+    declared in the SDK below.";
+
+/// The `tools:code-only` prompt section of `agent`'s scope: [`CODE_ONLY_INSTRUCTION`] when
+/// its effective mode is `code`, empty otherwise (under `both` the native tools stay
+/// callable).
+pub fn code_only_section(registry: &Registry, agent: Option<&AgentScope>) -> &'static str {
+    match registry.view(agent).mode() {
+        tools_registry::PresentationMode::Code => CODE_ONLY_INSTRUCTION,
+        tools_registry::PresentationMode::Native | tools_registry::PresentationMode::Both => "",
+    }
+}

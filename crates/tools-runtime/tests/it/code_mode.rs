@@ -120,8 +120,19 @@ fn the_wire_and_the_sdk_follow_the_mode() {
         json!(["code", "description"])
     );
 
+    assert!(
+        code.code_only_section(None)
+            .contains("`run_code` is the only tool you can call directly")
+    );
+    assert_eq!(native.code_only_section(None), "");
+
     let both = code_runtime(PresentationMode::Both);
     assert_eq!(names(&both), ["echo", "run_code"]);
+    assert_eq!(
+        both.code_only_section(None),
+        "",
+        "native tools stay callable"
+    );
     assert!(both.sdk_section(None).contains("echo: {"));
 }
 
