@@ -217,6 +217,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             });
         }
     }
+    let memory = memory_figures()?;
     for m in &measured {
         println!(
             "{} median_ns={:.0} baseline_ns={:.0} ratio={:.2}",
@@ -226,12 +227,38 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             m.ratio()
         );
     }
+    for line in &memory {
+        println!("{line}");
+    }
     let table = table(&measured);
     println!("\n{table}");
     if write_docs {
-        write_docs_block(&measured, &table, full)?;
+        write_docs_block(&measured, &table, &memory, full)?;
     }
     Ok(())
+}
+
+/// Runs the memory benchmark (`tools-pipeline/benches/alloc.rs`) and returns its
+/// `key=value` lines: allocations per call of scenario a and the heap of 100 000 tools.
+fn memory_figures() -> Result<Vec<String>, String> {
+    let mut command = cargo();
+    command.args(["bench", "-p", "tools-pipeline", "--bench", "alloc"]);
+    println!("xtask: running tools-pipeline bench alloc");
+    let output = command
+        .output()
+        .map_err(|e| format!("cannot start the alloc bench: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "the alloc bench failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|line| line.contains('='))
+        .map(str::to_owned)
+        .collect())
 }
 
 fn target_dir() -> PathBuf {
@@ -320,7 +347,12 @@ fn machine() -> String {
     )
 }
 
-fn write_docs_block(measured: &[Measured], table: &str, full: bool) -> Result<(), String> {
+fn write_docs_block(
+    measured: &[Measured],
+    table: &str,
+    memory: &[String],
+    full: bool,
+) -> Result<(), String> {
     let path = project_root().join("docs").join("benchmarks.md");
     let doc = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -349,6 +381,18 @@ fn write_docs_block(measured: &[Measured], table: &str, full: bool) -> Result<()
             unmet.join(", ")
         }
     );
+    let _ = writeln!(
+        block,
+        "\nMemory (`cargo bench -p tools-pipeline --bench alloc`, counted by `dhat`): \
+         `bytes_per_call`/`blocks_per_call` are the heap bytes and allocations of one call \
+         of scenario a, beside the bare baseline's; `heap_bytes`/`rss_bytes` are the live heap \
+         and the resident-memory growth of 100 000 registered tools (with their view and \
+         projection).\n\n```text"
+    );
+    for line in memory {
+        let _ = writeln!(block, "{line}");
+    }
+    let _ = writeln!(block, "```");
     let _ = writeln!(block, "{DOCS_END}");
     let updated = match (doc.find(DOCS_BEGIN), doc.find(DOCS_END)) {
         (Some(begin), Some(end)) if end > begin => {

@@ -1,0 +1,165 @@
+//! Memory figures of issue 10: heap bytes and allocations per call of scenario a (one
+//! sequential `execute()` of `noop`) beside the bare baseline (the same body through
+//! `tower::service_fn` with the same argument clone), and the heap and resident memory of
+//! 100 000 registered tools.
+//!
+//! `dhat` (in testing mode: no file, no output of its own) is the global allocator and counts
+//! every allocation. Prints `key=value` lines that `cargo xtask bench` collects.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::disallowed_macros,
+    missing_docs
+)]
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tools_pipeline::{Pipeline, ToolCall};
+use tools_registry::{Registry, ToolDefinition, define_tool};
+use tools_schema::{Schema, params};
+use tower::{Service, service_fn};
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// Calls measured per figure (after as many warm-up calls).
+const CALLS: u64 = 10_000;
+/// Tools registered for the registry figure.
+const TOOLS: usize = 100_000;
+
+fn now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the benchmark body never waits"),
+    }
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct NoopArgs {
+    text: String,
+    n: Option<i64>,
+}
+
+fn noop() -> ToolDefinition {
+    define_tool::<NoopArgs, String>("noop", "No-op tool used for pipeline overhead measurement.")
+        .params(
+            params()
+                .required("text", Schema::string())
+                .optional("n", Schema::integer()),
+        )
+        .output(Schema::string())
+        .body(|_args: NoopArgs, _ctx| async { Ok("ok".to_owned()) })
+        .concurrency(|_| true)
+        .build()
+        .unwrap()
+}
+
+fn catalog(i: usize) -> ToolDefinition {
+    define_tool::<Value, String>(
+        format!("tool_{i:06}"),
+        format!("Catalog tool number {i}: reads a file and returns a slice of it."),
+    )
+    .params(
+        params()
+            .required("path", Schema::string().describe("Absolute file path."))
+            .optional(
+                "limit",
+                Schema::integer().describe("Maximum number of lines."),
+            )
+            .optional("recursive", Schema::boolean())
+            .optional(
+                "mode",
+                Schema::string().enum_values(["fast", "slow", "auto"]),
+            ),
+    )
+    .output(Schema::string())
+    .body(|_args: Value, _ctx| async { Ok("ok".to_owned()) })
+    .build()
+    .unwrap()
+}
+
+/// `(bytes, blocks)` allocated by `calls` runs of `f`.
+fn allocated(calls: u64, mut f: impl FnMut(u64)) -> (u64, u64) {
+    for i in 0..calls {
+        f(i);
+    }
+    let before = dhat::HeapStats::get();
+    for i in 0..calls {
+        f(i);
+    }
+    let after = dhat::HeapStats::get();
+    (
+        after.total_bytes - before.total_bytes,
+        after.total_blocks - before.total_blocks,
+    )
+}
+
+/// The resident set size, from `/proc/self/statm` (0 where there is none).
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench` (and maybe a filter); there is nothing to filter.
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let args = json!({"text": "hello", "n": 1});
+
+    let registry = Registry::new();
+    registry.register(noop()).unwrap().keep();
+    let pipeline = Pipeline::new(registry);
+    let ids: Vec<String> = (0..CALLS).map(|i| format!("call-{i}")).collect();
+    let (bytes, blocks) = allocated(CALLS, |i| {
+        let id = ids[i as usize].as_str();
+        let call = ToolCall::new(id, "noop", black_box(&args).clone()).unwrap();
+        let result = now(pipeline.execute(call));
+        assert!(!result.is_error());
+        black_box(result);
+    });
+
+    let mut body = service_fn(|args: Value| async move {
+        black_box(args);
+        Ok::<_, Infallible>("ok")
+    });
+    let (base_bytes, base_blocks) = allocated(CALLS, |_| {
+        black_box(now(body.call(black_box(&args).clone())).unwrap());
+    });
+    println!(
+        "alloc_a bytes_per_call={} blocks_per_call={} baseline_bytes_per_call={} baseline_blocks_per_call={}",
+        bytes / CALLS,
+        blocks / CALLS,
+        base_bytes / CALLS,
+        base_blocks / CALLS
+    );
+
+    let heap_before = dhat::HeapStats::get().curr_bytes;
+    let rss_before = rss_bytes();
+    let big = Registry::new();
+    for i in 0..TOOLS {
+        big.register(catalog(i)).unwrap().keep();
+    }
+    // One view and one projection, as a first call would build them.
+    assert_eq!(big.schemas(None).len(), TOOLS);
+    let heap = dhat::HeapStats::get().curr_bytes.saturating_sub(heap_before);
+    let rss = rss_bytes().saturating_sub(rss_before);
+    println!(
+        "registry_100k_tools heap_bytes={heap} rss_bytes={rss} heap_bytes_per_tool={}",
+        heap / TOOLS
+    );
+    black_box(big);
+}
