@@ -209,6 +209,16 @@ impl JsonValue {
     pub fn ptr_eq(a: &JsonValue, b: &JsonValue) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
     }
+
+    /// Canonicalizes a value the caller already proved lossless (a schema that passed the
+    /// support check, whose constants and annotations are checked lossless), without a
+    /// depth limit. Should the proof be wrong, the value is still canonicalized as far as
+    /// possible and marked deep, so it is dropped iteratively.
+    pub(crate) fn from_checked(mut value: Value, root: &str) -> JsonValue {
+        let limits = Limits::default().with_max_depth(usize::MAX);
+        let depth = canonicalize(&mut value, &limits, root).unwrap_or(usize::MAX);
+        JsonValue(Arc::new(Inner { value, depth }))
+    }
 }
 
 impl Deref for JsonValue {

@@ -393,7 +393,7 @@ impl fmt::Debug for ToolDefinition {
 pub struct DefinitionBuilder {
     name: String,
     description: String,
-    parameters: Option<Value>,
+    parameters: Option<Parameters>,
     output: Option<OutputDecl>,
     body: Option<Arc<dyn ToolBody>>,
     finalize_content: Option<FinalizeFn>,
@@ -406,7 +406,14 @@ impl DefinitionBuilder {
     /// The raw parameter schema (any JSON Schema; it is not checked against the subset, only
     /// for losslessness). Defaults to `{"type": "object", "properties": {}}`.
     pub fn parameters(mut self, schema: Value) -> Self {
-        self.parameters = Some(schema);
+        self.parameters = Some(Parameters::Raw(schema));
+        self
+    }
+
+    /// The parameter schema as an already lossless value, shared rather than copied (how
+    /// `define_tool` hands over its compiled schema's JSON).
+    pub fn parameters_json(mut self, schema: JsonValue) -> Self {
+        self.parameters = Some(Parameters::Json(schema));
         self
     }
 
@@ -493,17 +500,22 @@ impl DefinitionBuilder {
             return Err(Error::MissingBody { tool: self.name });
         };
         let name = ToolName::new(&self.name)?;
-        let parameters = self
-            .parameters
-            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
-        let limits = tools_json::Limits::default().with_max_depth(usize::MAX);
-        let parameters =
-            JsonValue::with_limits_at(parameters, &limits, "parameters").map_err(|e| {
-                Error::ParametersNotLossless {
-                    tool: self.name.clone(),
-                    violations: e.violations().to_vec().into(),
-                }
-            })?;
+        let parameters = match self.parameters {
+            Some(Parameters::Json(parameters)) => parameters,
+            raw => {
+                let raw = match raw {
+                    Some(Parameters::Raw(raw)) => raw,
+                    _ => serde_json::json!({"type": "object", "properties": {}}),
+                };
+                let limits = tools_json::Limits::default().with_max_depth(usize::MAX);
+                JsonValue::with_limits_at(raw, &limits, "parameters").map_err(|e| {
+                    Error::ParametersNotLossless {
+                        tool: self.name.clone(),
+                        violations: e.violations().to_vec().into(),
+                    }
+                })?
+            }
+        };
         Ok(ToolDefinition {
             inner: Arc::new(Parts {
                 name,
@@ -526,4 +538,10 @@ impl fmt::Debug for DefinitionBuilder {
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
+}
+
+/// A builder's parameter schema: raw (checked lossless at `build`) or already lossless.
+enum Parameters {
+    Raw(Value),
+    Json(JsonValue),
 }

@@ -228,7 +228,7 @@ where
         }
 
         let mut builder = ToolDefinition::builder(&name, self.description)
-            .parameters(args.schema().as_json().clone())
+            .parameters_json(args.schema().json().clone())
             .output(decl);
         if let Some(body) = self.body {
             let args = Arc::clone(&args);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Number, Value};
 
-use crate::{Error, Limits, Path, Violation, ViolationKind, Violations};
+use crate::{Error, JsonValue, Limits, Path, Violation, ViolationKind, Violations};
 
 pub(crate) use compile::{Node, NodeId};
 
@@ -42,14 +42,9 @@ pub(crate) use compile::{Node, NodeId};
 pub struct CompiledSchema(Arc<Inner>);
 
 struct Inner {
-    source: Value,
+    /// Shared with whoever projects the schema to a model (no second copy).
+    source: JsonValue,
     nodes: Box<[Node]>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        crate::drop_deep(self.source.take());
-    }
 }
 
 impl CompiledSchema {
@@ -116,15 +111,21 @@ impl CompiledSchema {
         }
     }
 
-    fn from_checked(mut source: Value) -> CompiledSchema {
-        crate::canonicalize_numbers(&mut source);
-        let nodes = compile::compile(&source);
+    fn from_checked(source: Value) -> CompiledSchema {
+        let source = JsonValue::from_checked(source, "schema");
+        let nodes = compile::compile(source.as_value());
         CompiledSchema(Arc::new(Inner { source, nodes }))
     }
 
     /// The schema as given, with integral floats written as integers (the model-facing
     /// JSON).
     pub fn as_json(&self) -> &Value {
+        self.0.source.as_value()
+    }
+
+    /// The schema as a shared lossless value: cloning it is an `Arc` clone, so a tool
+    /// definition and its model projection hold the compiled schema's own copy.
+    pub fn json(&self) -> &JsonValue {
         &self.0.source
     }
 
@@ -153,7 +154,7 @@ impl CompiledSchema {
 impl fmt::Debug for CompiledSchema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The source is printed only when shallow: `serde_json`'s printer recurses.
-        if depth_within(&self.0.source, 64) {
+        if depth_within(self.0.source.as_value(), 64) {
             write!(f, "CompiledSchema({})", self.0.source)
         } else {
             write!(f, "CompiledSchema(<{} nodes>)", self.0.nodes.len())
@@ -163,7 +164,7 @@ impl fmt::Debug for CompiledSchema {
 
 impl PartialEq for CompiledSchema {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.source == other.0.source
+        Arc::ptr_eq(&self.0, &other.0) || self.0.source.as_value() == other.0.source.as_value()
     }
 }
 
