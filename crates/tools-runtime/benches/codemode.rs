@@ -9,6 +9,10 @@
 //!   sequential `await tools.noop(..)`;
 //! - f4: the embedded runtime running `return 100` (cold start of one run).
 //!
+//! Each scenario is measured twice: awaited by `block_on` on the bench thread (as the main
+//! task of `#[tokio::main]` awaits it), and awaited in a task spawned on a worker (`_spawned`,
+//! as an agent loop running in its own task awaits it).
+//!
 //! The bare baseline is the no-op body through `tower::service_fn` with the same argument
 //! clone, called 100 times in a row (`baseline_100_sequential`, the baseline of f1, f3 and
 //! f4) and 100 times joined (`baseline_100_joined`, the baseline of f2).
@@ -215,14 +219,26 @@ fn bench(c: &mut Criterion) {
         })
     });
     for (name, runtime, code) in &scenarios {
-        if name.starts_with("f3") {
-            // A QuickJS run takes milliseconds (a fresh context per run): fewer samples.
-            group.sample_size(20);
-        }
+        // A run takes hundreds of microseconds (f1, f2, f4) to milliseconds (f3): fewer samples.
+        let quickjs = name.starts_with("f3") || name.starts_with("f4");
+        group.sample_size(if quickjs { 20 } else { 50 });
+        // Awaited by `block_on` on the bench thread, like the main task of `#[tokio::main]`.
         group.bench_function(*name, |b| {
             b.iter(|| {
                 id += 1;
                 let result = rt.block_on(runtime.execute(run_code(id, code)));
+                assert!(!result.is_error(), "{}", result.text());
+                result
+            })
+        });
+        // Awaited in a task spawned on a worker thread, like an agent loop in its own task.
+        group.bench_function(format!("{name}_spawned"), |b| {
+            b.iter(|| {
+                id += 1;
+                let (runtime, call) = (runtime.clone(), run_code(id, code));
+                let result = rt
+                    .block_on(rt.spawn(async move { runtime.execute(call).await }))
+                    .unwrap();
                 assert!(!result.is_error(), "{}", result.text());
                 result
             })
