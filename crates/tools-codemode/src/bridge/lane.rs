@@ -1,21 +1,25 @@
 //! The per-run dispatch lane: the scheduler of a `run_code` execution's sub-calls.
 //!
 //! One lane runs beside the program. Every ordered stage (classification, `prepare`,
-//! `complete`) happens inside it, one at a time, so ordered stages never overlap; bodies
-//! run concurrently as spawned tasks. The loop, per iteration:
+//! `complete`) happens inside it, one at a time, so ordered stages never overlap; a body
+//! is first polled in the lane and, if it waits, continues as a spawned task, where bodies
+//! overlap. The loop, per iteration:
 //!
 //! 1. the head of the commit queue has settled → commit it (post-execute, finalize,
 //!    notify), forward its contexts, settle its binding, log it;
 //! 2. else the head of the pending queue: the run is over → abandon it; capacity (nothing
 //!    exclusive active; exclusive needs an empty pool, parallel fewer than the cap in
-//!    flight) → move it to the commit queue, log its start, `prepare` it inline, and spawn
+//!    flight) → move it to the commit queue, log its start, `prepare` it inline, and start
 //!    its body (or park its pre-decided result);
 //! 3. else wait for a body to settle, a submission, or the run's end; exit once the run is
 //!    over and nothing is pending, committing or in flight.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::task::Poll;
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{Id, JoinSet};
@@ -297,13 +301,22 @@ impl Lane {
             Ok(call) => match self.pipeline.prepare(call).await {
                 Prepared::Settled(pending) => Some(Settled::Pending(pending)),
                 Prepared::Dispatch(ready) => {
+                    // The body's first poll happens here, in the lane: a body that finishes
+                    // without waiting (most tools) never pays a task spawn and two thread
+                    // hand-offs. Only a body that waits moves into its own task, already
+                    // started, where it overlaps with the others.
                     let pipeline = self.pipeline.clone();
-                    let handle = self
-                        .bodies
-                        .spawn(async move { (slot_id, pipeline.dispatch(ready).await) });
-                    self.tasks.insert(handle.id(), slot_id);
-                    self.in_flight += 1;
-                    None
+                    let mut body: Pin<Box<dyn Future<Output = Pending> + Send>> =
+                        Box::pin(async move { pipeline.dispatch(ready).await });
+                    match poll_fn(|cx| Poll::Ready(body.as_mut().poll(cx))).await {
+                        Poll::Ready(pending) => Some(Settled::Pending(pending)),
+                        Poll::Pending => {
+                            let handle = self.bodies.spawn(async move { (slot_id, body.await) });
+                            self.tasks.insert(handle.id(), slot_id);
+                            self.in_flight += 1;
+                            None
+                        }
+                    }
                 }
             },
         };
