@@ -367,7 +367,7 @@ fn drive<'js>(ctx: &Ctx<'js>, session: &Rc<Session<'js>>, setup: &Setup) -> Outc
             }
             PromiseState::Pending => {}
         }
-        match setup.commands.recv() {
+        match recv_soon(&setup.commands) {
             Ok(Command::Reply { id, result }) => {
                 shared.begin_slice();
                 let delivered = deliver(ctx, session, id, result);
@@ -377,6 +377,32 @@ fn drive<'js>(ctx: &Ctx<'js>, session: &Rc<Session<'js>>, setup: &Setup) -> Outc
                 }
             }
             Ok(Command::Stop) | Err(_) => return Outcome::Stopped,
+        }
+    }
+}
+
+/// How long the engine thread keeps checking for a reply (yielding its core between
+/// checks) before it blocks. A host round trip through the pipeline takes a few
+/// microseconds, while waking a blocked thread costs tens on a virtualised machine, so a
+/// short wait keeps a program's sequential tool calls off the sleep/wake path; a slow tool
+/// costs at most this much extra CPU per call.
+const REPLY_SPIN: Duration = Duration::from_micros(200);
+
+/// The next command, checked for without blocking during [`REPLY_SPIN`], then blocking.
+fn recv_soon(
+    commands: &std::sync::mpsc::Receiver<Command>,
+) -> Result<Command, std::sync::mpsc::RecvError> {
+    let deadline = Instant::now() + REPLY_SPIN;
+    loop {
+        match commands.try_recv() {
+            Ok(command) => return Ok(command),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                return Err(std::sync::mpsc::RecvError);
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) if Instant::now() < deadline => {
+                std::thread::yield_now();
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => return commands.recv(),
         }
     }
 }
