@@ -88,7 +88,7 @@ const BINARIES: &[Binary] = &[
                 2_000.0,
                 "364 µs",
             ),
-            scenario("e2", "e2", "baseline", 10_000.0, "633 µs"),
+            scenario("e2", "e2", "baseline_nested", 10_000.0, "633 µs"),
         ],
     },
     Binary {

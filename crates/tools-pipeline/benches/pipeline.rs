@@ -244,6 +244,10 @@ fn bench(c: &mut Criterion) {
             start.elapsed() / 1000
         })
     });
+    // e2's bare baseline: the same body with the same argument clone (NESTED_ARGS).
+    c.bench_function("baseline_nested", |bench| {
+        bench.iter(|| now(body.call(black_box(nested_args.clone()))))
+    });
     c.bench_function("e2", |bench| {
         bench.iter(|| now(e2.execute(call("nested", black_box(&nested_args), next_id()))))
     });
