@@ -155,7 +155,9 @@ fn main() {
     }
     // One view and one projection, as a first call would build them.
     assert_eq!(big.schemas(None).len(), TOOLS);
-    let heap = dhat::HeapStats::get().curr_bytes.saturating_sub(heap_before);
+    let heap = dhat::HeapStats::get()
+        .curr_bytes
+        .saturating_sub(heap_before);
     let rss = rss_bytes().saturating_sub(rss_before);
     println!(
         "registry_100k_tools heap_bytes={heap} rss_bytes={rss} heap_bytes_per_tool={}",
