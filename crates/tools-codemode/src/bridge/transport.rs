@@ -135,10 +135,7 @@ pub(crate) fn definition(
     pipeline: &Pipeline,
     config: &CodeModeConfig,
 ) -> Result<ToolDefinition, tools_registry::Error> {
-    let language = config
-        .runtime
-        .as_ref()
-        .map_or(Language::TypeScript, |runtime| runtime.language());
+    let language = config.language();
     let flavour = language.run_code_flavour();
     let body = RunCodeBody {
         pipeline: pipeline.downgrade(),
