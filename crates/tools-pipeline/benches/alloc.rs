@@ -20,12 +20,14 @@ use std::hint::black_box;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tools_pipeline::{Pipeline, ToolCall};
-use tools_registry::{Registry, ToolDefinition, define_tool};
-use tools_schema::{Schema, params};
+use tools_registry::Registry;
 use tower::{Service, service_fn};
+
+#[path = "../../tools-registry/benches/common/tools.rs"]
+mod tools;
+use tools::{catalog, noop};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -44,51 +46,6 @@ fn now<F: Future>(future: F) -> F::Output {
         Poll::Ready(output) => output,
         Poll::Pending => panic!("the benchmark body never waits"),
     }
-}
-
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct NoopArgs {
-    text: String,
-    n: Option<i64>,
-}
-
-fn noop() -> ToolDefinition {
-    define_tool::<NoopArgs, String>("noop", "No-op tool used for pipeline overhead measurement.")
-        .params(
-            params()
-                .required("text", Schema::string())
-                .optional("n", Schema::integer()),
-        )
-        .output(Schema::string())
-        .body(|_args: NoopArgs, _ctx| async { Ok("ok".to_owned()) })
-        .concurrency(|_| true)
-        .build()
-        .unwrap()
-}
-
-fn catalog(i: usize) -> ToolDefinition {
-    define_tool::<Value, String>(
-        format!("tool_{i:06}"),
-        format!("Catalog tool number {i}: reads a file and returns a slice of it."),
-    )
-    .params(
-        params()
-            .required("path", Schema::string().describe("Absolute file path."))
-            .optional(
-                "limit",
-                Schema::integer().describe("Maximum number of lines."),
-            )
-            .optional("recursive", Schema::boolean())
-            .optional(
-                "mode",
-                Schema::string().enum_values(["fast", "slow", "auto"]),
-            ),
-    )
-    .output(Schema::string())
-    .body(|_args: Value, _ctx| async { Ok("ok".to_owned()) })
-    .build()
-    .unwrap()
 }
 
 /// `(bytes, blocks)` allocated by `calls` runs of `f`.

@@ -15,15 +15,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tools_pipeline::{
     DispatchRequest, Next, Pipeline, PostDecision, PostRequest, PreDecision, PreRequest, ToolCall,
     ToolResult, from_fn,
 };
 use tools_registry::{CallInfo, Registry, ToolDefinition, define_tool};
-use tools_schema::{Schema, params};
+use tools_schema::Schema;
 use tower::{Service, service_fn};
+
+#[path = "../../tools-registry/benches/common/tools.rs"]
+mod tools;
+use tools::{catalog, noop};
 
 #[path = "../../tools-schema/benches/common/nested.rs"]
 mod nested;
@@ -56,51 +59,6 @@ fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
         }
     }
     out.into_iter().map(|v| v.unwrap()).collect()
-}
-
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct NoopArgs {
-    text: String,
-    n: Option<i64>,
-}
-
-fn noop() -> ToolDefinition {
-    define_tool::<NoopArgs, String>("noop", "No-op tool used for pipeline overhead measurement.")
-        .params(
-            params()
-                .required("text", Schema::string())
-                .optional("n", Schema::integer()),
-        )
-        .output(Schema::string())
-        .body(|_args: NoopArgs, _ctx| async { Ok("ok".to_owned()) })
-        .concurrency(|_| true)
-        .build()
-        .unwrap()
-}
-
-fn catalog(i: usize) -> ToolDefinition {
-    define_tool::<Value, String>(
-        format!("tool_{i:03}"),
-        format!("Catalog tool number {i}: reads a file and returns a slice of it."),
-    )
-    .params(
-        params()
-            .required("path", Schema::string().describe("Absolute file path."))
-            .optional(
-                "limit",
-                Schema::integer().describe("Maximum number of lines."),
-            )
-            .optional("recursive", Schema::boolean())
-            .optional(
-                "mode",
-                Schema::string().enum_values(["fast", "slow", "auto"]),
-            ),
-    )
-    .output(Schema::string())
-    .body(|_args: Value, _ctx| async { Ok("ok".to_owned()) })
-    .build()
-    .unwrap()
 }
 
 fn nested_tool() -> ToolDefinition {

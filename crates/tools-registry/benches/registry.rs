@@ -12,9 +12,12 @@ use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tools_registry::{Registry, ToolDefinition, ToolFilter, define_tool};
-use tools_schema::{Schema, params};
+use tools_registry::{Registry, ToolFilter};
 use tower::{Service, service_fn};
+
+#[path = "common/tools.rs"]
+mod tools;
+use tools::{catalog, noop};
 
 fn now<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
@@ -28,44 +31,7 @@ fn now<F: Future>(future: F) -> F::Output {
 }
 
 /// The no-op tool of the scenarios.
-fn noop() -> ToolDefinition {
-    define_tool::<Value, String>("noop", "No-op tool used for pipeline overhead measurement.")
-        .params(
-            params()
-                .required("text", Schema::string())
-                .optional("n", Schema::integer()),
-        )
-        .output(Schema::string())
-        .body(|_args: Value, _ctx| async { Ok("ok".to_owned()) })
-        .build()
-        .unwrap()
-}
-
 /// Catalog tool `i` of scenario d.
-fn catalog(i: usize) -> ToolDefinition {
-    define_tool::<Value, String>(
-        format!("tool_{i:03}"),
-        format!("Catalog tool number {i}: reads a file and returns a slice of it."),
-    )
-    .params(
-        params()
-            .required("path", Schema::string().describe("Absolute file path."))
-            .optional(
-                "limit",
-                Schema::integer().describe("Maximum number of lines."),
-            )
-            .optional("recursive", Schema::boolean())
-            .optional(
-                "mode",
-                Schema::string().enum_values(["fast", "slow", "auto"]),
-            ),
-    )
-    .output(Schema::string())
-    .body(|_args: Value, _ctx| async { Ok("ok".to_owned()) })
-    .build()
-    .unwrap()
-}
-
 fn bench(c: &mut Criterion) {
     let one = Registry::new();
     one.register(noop()).unwrap().keep();

@@ -25,43 +25,17 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::future::join_all;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tools_codemode::{CodeRunRequest, CodeRunResult, Language, RunFuture};
 use tools_json::JsonValue;
-use tools_registry::{ToolDefinition, define_tool};
 use tools_runtime::{
     CodeRuntime, PresentationMode, QuickJsRuntime, RuntimeLimits, ToolCall, ToolRuntime,
 };
-use tools_schema::{Schema, params};
 use tower::{ServiceExt, service_fn};
 
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct NoopArgs {
-    text: String,
-    n: Option<i64>,
-}
-
-fn noop(concurrent: bool) -> ToolDefinition {
-    let tool = define_tool::<NoopArgs, String>(
-        "noop",
-        "No-op tool used for pipeline overhead measurement.",
-    )
-    .params(
-        params()
-            .required("text", Schema::string())
-            .optional("n", Schema::integer()),
-    )
-    .output(Schema::string())
-    .body(|_args: NoopArgs, _ctx| async { Ok("ok".to_owned()) });
-    let tool = if concurrent {
-        tool.concurrency(|_| true)
-    } else {
-        tool
-    };
-    tool.build().unwrap()
-}
+#[path = "../../tools-registry/benches/common/tools.rs"]
+mod tools;
+use tools::noop_with;
 
 fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -137,7 +111,7 @@ fn code_mode(code_runtime: Arc<dyn CodeRuntime>, concurrent: bool) -> ToolRuntim
         .code_runtime(code_runtime)
         .build()
         .unwrap();
-    runtime.register(noop(concurrent)).unwrap().keep();
+    runtime.register(noop_with(concurrent)).unwrap().keep();
     runtime
 }
 

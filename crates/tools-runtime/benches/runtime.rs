@@ -10,58 +10,14 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use tools_registry::{ToolDefinition, define_tool};
 use tools_runtime::{ToolCall, ToolRuntime};
-use tools_schema::{Schema, params};
 use tower::{ServiceExt, service_fn};
 
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct NoopArgs {
-    text: String,
-    n: Option<i64>,
-}
-
-fn noop() -> ToolDefinition {
-    define_tool::<NoopArgs, String>("noop", "No-op tool used for pipeline overhead measurement.")
-        .params(
-            params()
-                .required("text", Schema::string())
-                .optional("n", Schema::integer()),
-        )
-        .output(Schema::string())
-        .body(|_args: NoopArgs, _ctx| async { Ok("ok".to_owned()) })
-        .concurrency(|_| true)
-        .build()
-        .unwrap()
-}
-
-fn catalog(i: usize) -> ToolDefinition {
-    define_tool::<Value, String>(
-        format!("tool_{i:03}"),
-        format!("Catalog tool number {i}: reads a file and returns a slice of it."),
-    )
-    .params(
-        params()
-            .required("path", Schema::string().describe("Absolute file path."))
-            .optional(
-                "limit",
-                Schema::integer().describe("Maximum number of lines."),
-            )
-            .optional("recursive", Schema::boolean())
-            .optional(
-                "mode",
-                Schema::string().enum_values(["fast", "slow", "auto"]),
-            ),
-    )
-    .output(Schema::string())
-    .body(|_args: Value, _ctx| async { Ok("ok".to_owned()) })
-    .build()
-    .unwrap()
-}
+#[path = "../../tools-registry/benches/common/tools.rs"]
+mod tools;
+use tools::{catalog, noop};
 
 fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
