@@ -14,17 +14,16 @@ use tools_presentation::{ContentBlock, Typed, TypedPresenter};
 use tools_schema::{ArgsSchema, OutputSchema, Params, Schema, Validated};
 
 use crate::definition::{OutputDecl, RenderFn, text_of};
-use crate::{CallInfo, Error, ResultView, RunContext, ToolDefinition, ToolError};
+use crate::{CallInfo, Error, ResultView, RunContext, ToolBody, ToolDefinition, ToolError};
 
 type TypedRender<A, O> =
     Arc<dyn Fn(&A, &Validated<O>) -> Result<Vec<ContentBlock>, ToolError> + Send + Sync>;
 type TypedMeta<A, O> = Arc<dyn Fn(&A, &Validated<O>) -> Result<Value, ToolError> + Send + Sync>;
 type TypedClassifier<A> = Arc<dyn Fn(&A) -> bool + Send + Sync>;
-type TypedBody<A, O> = Arc<
-    dyn Fn(A, RunContext) -> std::pin::Pin<Box<dyn Future<Output = Result<O, ToolError>> + Send>>
-        + Send
-        + Sync,
->;
+/// The typed body, kept generic until `build` knows the compiled argument schema: it then
+/// becomes one [`ToolBody`] whose future is the user's future wrapped in place, so a call
+/// boxes one future, not two.
+type TypedBody<A> = Box<dyn FnOnce(Arc<ArgsSchema<A>>) -> Arc<dyn ToolBody> + Send + Sync>;
 
 /// Starts a typed tool: arguments deserialize into `A` after validation, the body returns
 /// an `O`, and the render and presentation payload receive the typed arguments and the
@@ -98,7 +97,7 @@ pub struct TypedToolBuilder<A, O> {
     output: Option<Schema>,
     render: Option<TypedRender<A, O>>,
     meta: Option<TypedMeta<A, O>>,
-    body: Option<TypedBody<A, O>>,
+    body: Option<TypedBody<A>>,
     timeout: Option<Duration>,
     concurrency: Option<TypedClassifier<A>>,
     presenter: Option<Arc<dyn tools_presentation::Presenter>>,
@@ -148,7 +147,23 @@ where
         F: Fn(A, RunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        self.body = Some(Arc::new(move |args, ctx| Box::pin(body(args, ctx))));
+        self.body = Some(Box::new(move |schema: Arc<ArgsSchema<A>>| {
+            Arc::new(move |raw_args: JsonValue, ctx: RunContext| {
+                let parsed = schema.parse(&raw_args);
+                let started = parsed.map(|typed| body(typed, ctx));
+                async move {
+                    let value = started.map_err(ToolError::from)?.await?;
+                    serde_json::to_value(&value).map_err(|e| {
+                        ToolError::with_code(
+                            ErrorCode::InvalidToolOutput,
+                            format!(
+                                "invalid tool output: the value cannot be serialized to JSON: {e}"
+                            ),
+                        )
+                    })
+                }
+            }) as Arc<dyn ToolBody>
+        }));
         self
     }
 
@@ -231,23 +246,7 @@ where
             .parameters_json(args.schema().json().clone())
             .output(decl);
         if let Some(body) = self.body {
-            let args = Arc::clone(&args);
-            builder = builder.body(move |raw_args: JsonValue, ctx: RunContext| {
-                let parsed = args.parse(&raw_args);
-                let body = Arc::clone(&body);
-                async move {
-                    let typed = parsed.map_err(ToolError::from)?;
-                    let value = body(typed, ctx).await?;
-                    serde_json::to_value(&value).map_err(|e| {
-                        ToolError::with_code(
-                            ErrorCode::InvalidToolOutput,
-                            format!(
-                                "invalid tool output: the value cannot be serialized to JSON: {e}"
-                            ),
-                        )
-                    })
-                }
-            });
+            builder = builder.body_arc(body(Arc::clone(&args)));
         }
         if let Some(timeout) = self.timeout {
             builder = builder.timeout(timeout);
