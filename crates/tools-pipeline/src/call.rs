@@ -18,6 +18,23 @@ use crate::Error;
 pub(crate) enum Arguments {
     Wire(Value),
     Json(JsonValue),
+    /// Wire arguments refused by the lossless boundary when a scheduler snapshotted them
+    /// early ([`crate::Pipeline::classify`]); `prepare` reports the error.
+    Refused(tools_json::Error),
+}
+
+impl Arguments {
+    /// Takes wire arguments across the lossless boundary in place (once; no clone).
+    pub(crate) fn snapshot(&mut self) {
+        if let Arguments::Wire(raw) = self {
+            let raw = std::mem::take(raw);
+            let limits = tools_json::Limits::default();
+            *self = match JsonValue::with_limits_at(raw, &limits, "arguments") {
+                Ok(args) => Arguments::Json(args),
+                Err(err) => Arguments::Refused(err),
+            };
+        }
+    }
 }
 
 /// A model-issued call, as the host hands it to the pipeline.
@@ -124,19 +141,19 @@ impl ToolCall {
     }
 
     /// The wire arguments, as the call was made with them (`None` for a call made with
-    /// [`ToolCall::from_json`]).
+    /// [`ToolCall::from_json`], or once [`crate::Pipeline::classify`] has snapshotted them).
     pub fn arguments(&self) -> Option<&Value> {
         match &self.arguments {
             Arguments::Wire(value) => Some(value),
-            Arguments::Json(_) => None,
+            Arguments::Json(_) | Arguments::Refused(_) => None,
         }
     }
 
     /// The arguments when they are already a lossless snapshot (a call made with
-    /// [`ToolCall::from_json`]).
+    /// [`ToolCall::from_json`], or classified by [`crate::Pipeline::classify`]).
     pub fn json_arguments(&self) -> Option<&JsonValue> {
         match &self.arguments {
-            Arguments::Wire(_) => None,
+            Arguments::Wire(_) | Arguments::Refused(_) => None,
             Arguments::Json(value) => Some(value),
         }
     }

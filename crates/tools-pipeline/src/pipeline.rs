@@ -89,6 +89,9 @@ pub(crate) type ProbeFn = Arc<dyn Fn(&Execution, Probe) + Send + Sync>;
 struct Shared {
     #[cfg(feature = "test-util")]
     probe: RwLock<Option<ProbeFn>>,
+    /// Set once a probe is installed: calls without one skip the lock.
+    #[cfg(feature = "test-util")]
+    probing: std::sync::atomic::AtomicBool,
     registry: Registry,
     hooks: Mutex<HookSet>,
     stacks: RwLock<Arc<Stacks>>,
@@ -119,6 +122,8 @@ impl Pipeline {
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| Shared {
             #[cfg(feature = "test-util")]
             probe: RwLock::new(None),
+            #[cfg(feature = "test-util")]
+            probing: std::sync::atomic::AtomicBool::new(false),
             registry: registry.clone(),
             hooks: Mutex::new(HookSet::default()),
             stacks: RwLock::new(Arc::new(build_stacks(&HookSet::default(), &registry))),
@@ -304,10 +309,14 @@ impl Pipeline {
             .probe
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Some(probe);
+        self.shared.probing.store(true, Ordering::Release);
     }
 
     #[cfg(feature = "test-util")]
     fn probe(&self, exec: &Execution, stage: Probe) {
+        if !self.shared.probing.load(Ordering::Acquire) {
+            return;
+        }
         let probe = self
             .shared
             .probe
@@ -332,18 +341,42 @@ impl Pipeline {
     /// Whether `call` may overlap with its siblings (see
     /// [`tools_registry::View::execution_mode`]). Arguments that are not lossless JSON make
     /// the call exclusive.
+    ///
+    /// Converts wire arguments on every call; a scheduler that goes on to run the call uses
+    /// [`Pipeline::classify`], which converts them once for both.
     pub fn execution_mode(&self, call: &ToolCall) -> ExecutionMode {
+        let converted;
         let args = match &call.arguments {
-            Arguments::Json(args) => args.clone(),
+            Arguments::Json(args) => args,
             Arguments::Wire(raw) => match JsonValue::new(raw.clone()) {
-                Ok(args) => args,
+                Ok(args) => {
+                    converted = args;
+                    &converted
+                }
                 Err(_) => return ExecutionMode::Exclusive,
             },
+            Arguments::Refused(_) => return ExecutionMode::Exclusive,
         };
+        self.mode_of(call, args)
+    }
+
+    /// As [`Pipeline::execution_mode`], taking the call's wire arguments across the lossless
+    /// boundary in place first (once: later classifications and the prepare stage reuse the
+    /// snapshot). Arguments the boundary refuses make the call exclusive, and its prepare
+    /// stage reports them exactly as it would have.
+    pub fn classify(&self, call: &mut ToolCall) -> ExecutionMode {
+        call.arguments.snapshot();
+        match &call.arguments {
+            Arguments::Json(args) => self.mode_of(call, args),
+            Arguments::Wire(_) | Arguments::Refused(_) => ExecutionMode::Exclusive,
+        }
+    }
+
+    fn mode_of(&self, call: &ToolCall, args: &JsonValue) -> ExecutionMode {
         self.shared
             .registry
             .view(call.agent.as_ref())
-            .execution_mode(call.name(), &args, call.parent.is_some())
+            .execution_mode(call.name(), args, call.parent.is_some())
     }
 
     /// Runs one call through every stage: prepare, dispatch, complete. Never fails.
@@ -392,6 +425,7 @@ impl Pipeline {
         let pre_aborted = call.cancel.is_cancelled();
         let (arguments, arguments_error) = match call.arguments {
             Arguments::Json(args) => (args, None),
+            Arguments::Refused(err) => (JsonValue::null(), Some(err)),
             Arguments::Wire(raw) => {
                 match JsonValue::with_limits_at(raw, &Limits::default(), "arguments") {
                     Ok(args) => (args, None),

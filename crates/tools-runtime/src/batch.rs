@@ -207,10 +207,10 @@ async fn drive(
         }
         // Start what may start.
         while next < n && !cancel.is_cancelled() {
-            let Some(call) = slots[next].call.as_ref() else {
+            let Some(call) = slots[next].call.as_mut() else {
                 break;
             };
-            let mode = pipeline.execution_mode(call);
+            let mode = pipeline.classify(call);
             let may_start = match mode {
                 ExecutionMode::Exclusive => commit == next && in_flight.is_empty(),
                 ExecutionMode::Parallel => !exclusive_active && in_flight.len() < cap,
@@ -222,7 +222,8 @@ async fn drive(
                 break;
             };
             let span = call_span(&call);
-            let started = Instant::now();
+            // A disabled span records nothing: no clock reads for it.
+            let started = (!span.is_disabled()).then(Instant::now);
             emit(BatchEvent::Started { index: next });
             let decided = slots[next].decided.take();
             let answer = slots[next].answer.take();
@@ -247,7 +248,7 @@ async fn drive(
                 }
                 Prepared::Settled(pending) => slots[next].parked = Some(pending),
             }
-            slots[next].span = Some((span, started));
+            slots[next].span = started.map(|started| (span, started));
             next += 1;
         }
         if cancel.is_cancelled() && in_flight.is_empty() && commit == next {

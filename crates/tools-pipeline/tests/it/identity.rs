@@ -146,3 +146,35 @@ async fn empty_names_are_refused_when_a_call_is_built() {
         tools_pipeline::Error::EmptyName
     );
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn classify_snapshots_the_arguments_once_and_prepare_reports_a_refusal_unchanged() {
+    use tools_registry::ExecutionMode;
+    let (_registry, pipeline) = setup();
+
+    // Lossless arguments: the snapshot replaces the wire form and the call runs on it.
+    let mut ok = call("echo", json!({"x": 1.0}));
+    let mode = pipeline.classify(&mut ok);
+    assert_eq!(mode, pipeline.execution_mode(&ok));
+    assert!(ok.arguments().is_none());
+    assert_eq!(ok.json_arguments().unwrap().to_string(), r#"{"x":1}"#);
+    // Classifying again neither converts nor changes anything.
+    assert_eq!(pipeline.classify(&mut ok), mode);
+    let result = pipeline.execute(ok).await;
+    assert!(!result.is_error(), "{}", result.text());
+
+    // Refused arguments: exclusive, and the same error result as an unclassified call.
+    let mut refused = call("echo", json!({"x": [-0.0]}));
+    assert_eq!(pipeline.classify(&mut refused), ExecutionMode::Exclusive);
+    assert_eq!(pipeline.execution_mode(&refused), ExecutionMode::Exclusive);
+    assert!(refused.arguments().is_none() && refused.json_arguments().is_none());
+    let classified = pipeline.execute(refused).await;
+    let plain = pipeline.execute(call("echo", json!({"x": [-0.0]}))).await;
+    assert!(classified.is_error());
+    assert_eq!(classified.text(), plain.text());
+    assert!(
+        classified.text().contains("arguments.x[0]"),
+        "{}",
+        classified.text()
+    );
+}
