@@ -144,13 +144,17 @@ fn allowed_by_kind(ty: Option<&str>, key: &str) -> bool {
     }
 }
 
+/// The initial capacity of the compile walks' stacks and arenas (nodes of a typical tool).
+const WALK_CAPACITY: usize = 64;
+
 /// The author walk: `Ok(())` or the first author error.
 fn author_walk(spec: &Value, root: &str, params: bool) -> Result<(), Error> {
-    let mut arena = Arena {
-        steps: vec![(0, Step::Root)],
-        root,
-    };
-    let mut stack: Vec<(&Value, usize, Position)> = Vec::new();
+    // Sized for a typical tool up front: growing these from empty reallocates several times
+    // per compile, and that was a tenth of e3's instructions.
+    let mut steps = Vec::with_capacity(WALK_CAPACITY);
+    steps.push((0, Step::Root));
+    let mut arena = Arena { steps, root };
+    let mut stack: Vec<(&Value, usize, Position)> = Vec::with_capacity(WALK_CAPACITY);
     if params {
         let Some(map) = spec.as_object() else {
             return Err(arena.error(0, None, ViolationKind::PropertyMapNotObject));
@@ -283,9 +287,9 @@ enum Shape<'a> {
 /// second pass builds them from the last to the first, so that every child is complete
 /// before its parent takes it. Each output key is inserted exactly once. No recursion.
 fn build(spec: &Value, params: bool) -> Value {
-    let mut shapes: Vec<(Shape<'_>, Vec<usize>)> = Vec::new();
+    let mut shapes: Vec<(Shape<'_>, Vec<usize>)> = Vec::with_capacity(WALK_CAPACITY);
     // Pending nodes: the spec and the slot in its parent's child list.
-    let mut work: Vec<(&Value, Option<(usize, usize)>)> = Vec::new();
+    let mut work: Vec<(&Value, Option<(usize, usize)>)> = Vec::with_capacity(WALK_CAPACITY);
     if params {
         let empty = empty_map();
         let properties = spec.as_object().unwrap_or(empty);
@@ -343,7 +347,8 @@ fn build(spec: &Value, params: bool) -> Value {
             .unwrap_or(Value::Null)
     };
     for (id, (shape, children)) in shapes.into_iter().enumerate().rev() {
-        let mut out = Map::new();
+        // Sized once: a map that grows reallocates its entries and rehashes.
+        let mut out = Map::with_capacity(shape.key_count());
         match shape {
             Shape::ParamsRoot { properties } => {
                 out.insert("type".into(), Value::String("object".into()));
@@ -404,6 +409,26 @@ fn build(spec: &Value, params: bool) -> Value {
         }
     }
     take(&mut built, 0)
+}
+
+impl Shape<'_> {
+    /// How many keys the built schema of this shape has (at most).
+    fn key_count(&self) -> usize {
+        let annotations =
+            |keys: &DslKeys<'_>| keys.annotations.iter().filter(|a| a.is_some()).count();
+        match self {
+            Shape::ParamsRoot { .. } => 3,
+            Shape::OneOf { keys, .. } => 1 + annotations(keys),
+            Shape::Json { keys } => annotations(keys),
+            Shape::Array { keys, .. } => 2 + annotations(keys),
+            Shape::Object { keys, .. } => 4 + annotations(keys),
+            Shape::Scalar { keys } => {
+                1 + usize::from(keys.enumeration.is_some())
+                    + usize::from(keys.constant.is_some())
+                    + annotations(keys)
+            }
+        }
+    }
 }
 
 fn empty_map() -> &'static Map<String, Value> {

@@ -56,8 +56,11 @@ enum Task<'a> {
 /// Runs the support check over `schema`, with paths rooted at `root`.
 pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
     let mut out: Vec<Violation> = Vec::new();
-    let mut arena: Vec<(u32, Step<'_>)> = vec![(0, Step::Root)];
-    let mut stack: Vec<Task<'_>> = vec![Task::Visit(schema, 0)];
+    // Sized for a typical tool: growing from one element reallocates several times.
+    let mut arena: Vec<(u32, Step<'_>)> = Vec::with_capacity(64);
+    arena.push((0, Step::Root));
+    let mut stack: Vec<Task<'_>> = Vec::with_capacity(64);
+    stack.push(Task::Visit(schema, 0));
 
     // Adds a child step to the arena and returns its id.
     fn child<'a>(arena: &mut Vec<(u32, Step<'a>)>, parent: u32, step: Step<'a>) -> u32 {

@@ -41,7 +41,9 @@ pub(crate) enum Node {
 /// Compiles a schema that passed the support check. Node 0 is the root. Iterative.
 pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
     let mut nodes: Vec<Node> = vec![Node::Any];
-    let mut work: Vec<(&Value, usize)> = vec![(schema, 0)];
+    // Sized for a typical tool: growing from one element reallocates several times.
+    let mut work: Vec<(&Value, usize)> = Vec::with_capacity(64);
+    work.push((schema, 0));
     let alloc = |nodes: &mut Vec<Node>| -> NodeId {
         let id = nodes.len();
         nodes.push(Node::Any);
