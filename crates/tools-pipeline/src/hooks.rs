@@ -131,6 +131,8 @@ pub(crate) struct Hook<R, T> {
     pub(crate) id: u64,
     pub(crate) scope: Option<AgentScope>,
     pub(crate) wrap: Wrap<R, T>,
+    /// Set for a hook registered with [`crate::HookOptions::active_when`].
+    pub(crate) condition: Option<crate::pipeline::Condition>,
 }
 
 impl<R, T> Clone for Hook<R, T> {
@@ -139,6 +141,7 @@ impl<R, T> Clone for Hook<R, T> {
             id: self.id,
             scope: self.scope.clone(),
             wrap: Arc::clone(&self.wrap),
+            condition: self.condition.clone(),
         }
     }
 }

@@ -20,7 +20,8 @@ pub use hooks::{
     PostService, PreRequest, PreService, from_fn,
 };
 pub use pipeline::{
-    Decided, HookOptions, Hooked, Observer, Pending, Pipeline, Prepared, Ready, WeakPipeline,
+    Condition, Decided, HookOptions, Hooked, Observer, Pending, Pipeline, Prepared, Ready,
+    WeakPipeline,
 };
 pub use result::{Outcome, PostDecision, PreDecision, Replacement, ToolResult};
 

@@ -32,11 +32,25 @@ use crate::{
 /// A result observer: sees every published result, cannot change it.
 pub type Observer = Arc<dyn Fn(&Execution, &ToolResult) + Send + Sync>;
 
+/// When a hook takes part in calls; see [`HookOptions::active_when`].
+pub type Condition = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// Where a hook is registered.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct HookOptions {
     scope: Option<AgentScope>,
     prepend: bool,
+    condition: Option<Condition>,
+}
+
+impl fmt::Debug for HookOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookOptions")
+            .field("scope", &self.scope)
+            .field("prepend", &self.prepend)
+            .field("conditional", &self.condition.is_some())
+            .finish()
+    }
 }
 
 impl HookOptions {
@@ -56,6 +70,25 @@ impl HookOptions {
     #[must_use]
     pub fn prepend(mut self) -> HookOptions {
         self.prepend = true;
+        self
+    }
+
+    /// A promise that the hook is a pure pass-through whenever `condition` is `false`: the
+    /// pipeline may then leave it out of the stack for that call, and saves the cost of the
+    /// layer (a boxed future and a service clone per call). The hook keeps its place in
+    /// its waterfall: while the condition holds, calls go through it exactly as if it had
+    /// no condition.
+    ///
+    /// `condition` runs once per call and stage, before the stage, so it must be cheap (an
+    /// atomic load). With several conditional hooks in one waterfall, a call goes through
+    /// all of them as soon as one condition holds. The timeout policy of `tools-runtime`
+    /// uses it with [`tools_registry::Registry::has_timeouts`].
+    #[must_use]
+    pub fn active_when(
+        mut self,
+        condition: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> HookOptions {
+        self.condition = Some(Arc::new(condition));
         self
     }
 }
@@ -110,9 +143,9 @@ struct HookSet {
 
 /// The composed stacks, shared by the calls that started while they were current.
 struct Stacks {
-    pre: Option<PreService>,
-    dispatch: Option<DispatchService>,
-    post: Option<PostService>,
+    pre: Waterfall<PreService>,
+    dispatch: Waterfall<DispatchService>,
+    post: Waterfall<PostService>,
     observers: Arc<[(Option<AgentScope>, Observer)]>,
 }
 
@@ -287,6 +320,7 @@ impl Pipeline {
         let hook = Hook {
             id,
             scope: options.scope,
+            condition: options.condition,
             wrap,
         };
         {
@@ -496,7 +530,7 @@ impl Pipeline {
         let request = PreRequest {
             exec: Arc::clone(&exec),
         };
-        let decision = match &stacks.pre {
+        let decision = match stacks.pre.pick() {
             None => PreDecision::Allow,
             Some(pre) => match CatchUnwind::new(pre.clone().oneshot(request)).await {
                 Ok(Ok(decision)) => decision,
@@ -617,7 +651,7 @@ impl Pipeline {
             exec: Arc::clone(&exec),
             cancel: exec.caller.clone(),
         };
-        let outcome = match &stacks.dispatch {
+        let outcome = match stacks.dispatch.pick() {
             None => Ok(Ok(run_body(&self.shared.registry, request).await)),
             Some(dispatch) => CatchUnwind::new(dispatch.clone().oneshot(request)).await,
         };
@@ -666,7 +700,7 @@ impl Pipeline {
             let stacks = self.stacks();
             #[cfg(feature = "test-util")]
             self.probe(&exec, Probe::Post);
-            if let Some(post) = &stacks.post {
+            if let Some(post) = stacks.post.pick() {
                 let request = PostRequest {
                     exec: Arc::clone(&exec),
                     result: result.clone(),
@@ -1067,16 +1101,61 @@ fn build_stacks(set: &HookSet, registry: &Registry) -> Stacks {
     let body: DispatchService = BoxCloneSyncService::new(BodyService {
         registry: registry.clone(),
     });
-    // A waterfall without hooks is its default: the stage skips the service machinery.
     Stacks {
-        pre: (!set.pre.is_empty()).then(|| compose(&set.pre, pre_default)),
-        dispatch: (!set.dispatch.is_empty()).then(|| compose(&set.dispatch, body)),
-        post: (!set.post.is_empty()).then(|| compose(&set.post, post_default)),
+        pre: Waterfall::build(&set.pre, pre_default),
+        dispatch: Waterfall::build(&set.dispatch, body),
+        post: Waterfall::build(&set.post, post_default),
         observers: set
             .observers
             .iter()
             .map(|(_, scope, observer)| (scope.clone(), Arc::clone(observer)))
             .collect(),
+    }
+}
+
+/// One waterfall's composed stacks. A waterfall without hooks is its default: the stage
+/// skips the service machinery (`None`).
+struct Waterfall<S> {
+    /// Every hook.
+    full: Option<S>,
+    /// Without the conditional hooks (only built when there are some).
+    base: Option<S>,
+    /// The conditions of the conditional hooks.
+    conditions: Box<[Condition]>,
+}
+
+impl<R, T> Waterfall<BoxCloneSyncService<R, T, BoxError>>
+where
+    R: crate::HasExecution + Send + 'static,
+    T: Send + 'static,
+{
+    fn build(hooks: &[Hook<R, T>], terminal: BoxCloneSyncService<R, T, BoxError>) -> Self {
+        let conditions: Box<[Condition]> =
+            hooks.iter().filter_map(|h| h.condition.clone()).collect();
+        let base = if conditions.is_empty() {
+            None
+        } else {
+            let unconditional: Vec<Hook<R, T>> = hooks
+                .iter()
+                .filter(|h| h.condition.is_none())
+                .cloned()
+                .collect();
+            (!unconditional.is_empty()).then(|| compose(&unconditional, terminal.clone()))
+        };
+        Waterfall {
+            full: (!hooks.is_empty()).then(|| compose(hooks, terminal)),
+            base,
+            conditions,
+        }
+    }
+
+    /// The stack a call starting now goes through.
+    fn pick(&self) -> Option<&BoxCloneSyncService<R, T, BoxError>> {
+        if self.conditions.is_empty() || self.conditions.iter().any(|active| active()) {
+            self.full.as_ref()
+        } else {
+            self.base.as_ref()
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
 use indexmap::IndexMap;
@@ -125,6 +125,9 @@ pub(crate) struct Shared {
     listeners: RwLock<Vec<(u64, Listener)>>,
     default_mode: PresentationMode,
     transport: RwLock<Option<ToolDefinition>>,
+    /// Registered definitions (the transport included) that declare a timeout budget;
+    /// raised before such a definition becomes visible, lowered after it is gone.
+    timeouts: AtomicUsize,
     weak: Weak<Shared>,
 }
 
@@ -188,6 +191,7 @@ impl RegistryBuilder {
             listeners: RwLock::new(Vec::new()),
             default_mode: self.default_mode,
             transport: RwLock::new(None),
+            timeouts: AtomicUsize::new(0),
             weak: weak.clone(),
         });
         Registry { shared }
@@ -241,6 +245,14 @@ impl Registry {
         self.shared.add_guard(GLOBAL, Arc::new(guard))
     }
 
+    /// Whether any registered definition (in any scope, the Code Mode transport included)
+    /// declares a timeout budget. When `false`, [`ToolDefinition::timeout`] is `None` for
+    /// whatever a call resolves to now: a timeout wrapper may leave itself out of the
+    /// stack (see `tools_pipeline::HookOptions::active_when`). One atomic load.
+    pub fn has_timeouts(&self) -> bool {
+        self.shared.timeouts.load(Ordering::SeqCst) > 0
+    }
+
     /// Calls `listener` after every change (registration, disposal, restriction, mode). A
     /// listener cannot veto; a panic in one is caught and reported through `tracing`.
     pub fn on_change(&self, listener: impl Fn(&Change) + Send + Sync + 'static) -> Registration {
@@ -265,7 +277,14 @@ impl Registry {
         if !transport.name().is_run_code() {
             return Err(Error::ReservedName);
         }
-        *write(&self.shared.transport) = Some(transport);
+        let budget = transport.timeout().is_some();
+        if budget {
+            self.shared.timeouts.fetch_add(1, Ordering::SeqCst);
+        }
+        let replaced = write(&self.shared.transport).replace(transport);
+        if replaced.is_some_and(|old| old.timeout().is_some()) {
+            self.shared.timeouts.fetch_sub(1, Ordering::SeqCst);
+        }
         self.shared.changed(&[Change::TransportInstalled]);
         Ok(())
     }
@@ -379,6 +398,9 @@ impl Shared {
                     scoped: layer_key != GLOBAL,
                 });
             }
+            if definition.timeout().is_some() {
+                self.timeouts.fetch_add(1, Ordering::SeqCst);
+            }
             layer.tools.insert(name.clone(), (id, definition));
             id
         };
@@ -490,7 +512,11 @@ impl Shared {
             let change = match effect {
                 Effect::Tool { name, id, .. } => {
                     if layer.tools.get(name).is_some_and(|(other, _)| other == id) {
-                        layer.tools.shift_remove(name);
+                        if let Some((_, removed)) = layer.tools.shift_remove(name)
+                            && removed.timeout().is_some()
+                        {
+                            self.timeouts.fetch_sub(1, Ordering::SeqCst);
+                        }
                         Some(Change::ToolRemoved {
                             name: name.clone(),
                             scope: scope_of(layer_key),
@@ -541,6 +567,12 @@ impl Shared {
         let removed = write(&self.state).layers.remove(&key);
         write(&self.views).remove(&key);
         if let Some(layer) = removed {
+            let budgets = layer
+                .tools
+                .values()
+                .filter(|(_, def)| def.timeout().is_some())
+                .count();
+            self.timeouts.fetch_sub(budgets, Ordering::SeqCst);
             let announced =
                 !layer.tools.is_empty() || !layer.restrictions.is_empty() || layer.mode.is_some();
             if announced {

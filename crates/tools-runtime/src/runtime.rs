@@ -268,9 +268,15 @@ impl ToolRuntime {
     fn assemble(registry: Registry, config: RuntimeConfig) -> ToolRuntime {
         let pipeline = Pipeline::new(registry.clone());
         pipeline.set_approval(config.approval.clone());
-        let timeout = config
-            .timeout_policy
-            .then(|| pipeline.on_execute(TimeoutPolicyLayer::new(registry.clone())));
+        // While no registered tool declares a timeout the policy is a pass-through, and the
+        // pipeline leaves it out of the stack: it costs one atomic load per call.
+        let timeout = config.timeout_policy.then(|| {
+            let budgets = registry.clone();
+            pipeline.on_execute_with(
+                HookOptions::new().active_when(move || budgets.has_timeouts()),
+                TimeoutPolicyLayer::new(registry.clone()),
+            )
+        });
         ToolRuntime {
             inner: Arc::new(Inner {
                 registry,

@@ -22,6 +22,11 @@ use tower::{Layer, Service, ServiceExt};
 ///
 /// Composition follows registration order: registered outside a retry layer it bounds the
 /// whole retry; inside it, each attempt.
+///
+/// `ToolRuntime` registers it with `HookOptions::active_when(|| registry.has_timeouts())`:
+/// while no registered tool declares a budget, every lookup above would find none, so calls
+/// skip the layer (and its boxed future) at the cost of one atomic load. Register it the same
+/// way when installing it on a `Pipeline` by hand.
 #[derive(Clone, Debug)]
 pub struct TimeoutPolicyLayer {
     registry: Registry,

@@ -324,3 +324,100 @@ async fn h10_wrappers_may_replace_the_token_and_the_body_sees_both() {
     body_token.cancel();
     assert!(!caller.is_cancelled() && !replacement.is_cancelled());
 }
+
+/// A wrapper that logs `name` on the way in.
+fn logging(
+    log: &Log,
+    name: &'static str,
+) -> impl tower::Layer<
+    tools_pipeline::DispatchService,
+    Service = impl tower::Service<
+        DispatchRequest,
+        Response = ToolResult,
+        Error = tools_pipeline::BoxError,
+        Future = impl Send + 'static,
+    > + Clone
+              + Send
+              + Sync
+              + 'static,
+> + Send
++ Sync
++ 'static {
+    let log = log.clone();
+    from_fn(
+        move |r: DispatchRequest, next: Next<DispatchRequest, ToolResult>| {
+            log.push(name);
+            async move { next.run(r).await }
+        },
+    )
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_conditional_wrapper_keeps_its_place_and_is_skipped_while_inactive() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tools_pipeline::HookOptions;
+
+    let (_registry, pipeline) = setup();
+    let log = Log::default();
+    let active = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&active);
+    pipeline.on_execute(logging(&log, "outer")).keep();
+    pipeline
+        .on_execute_with(
+            HookOptions::new().active_when(move || flag.load(Ordering::SeqCst)),
+            logging(&log, "conditional"),
+        )
+        .keep();
+    pipeline.on_execute(logging(&log, "inner")).keep();
+
+    let run = |id: &str| {
+        pipeline.execute(tools_pipeline::ToolCall::new(id, "echo", json!({"text": "x"})).unwrap())
+    };
+    assert!(!run("c1").await.is_error());
+    assert_eq!(log.entries(), ["outer", "inner"]);
+
+    // Turning the condition on needs no re-registration, and the wrapper is where it was
+    // registered: between the other two.
+    active.store(true, Ordering::SeqCst);
+    assert!(!run("c2").await.is_error());
+    assert_eq!(
+        log.entries(),
+        ["outer", "inner", "outer", "conditional", "inner"]
+    );
+
+    active.store(false, Ordering::SeqCst);
+    assert!(!run("c3").await.is_error());
+    assert_eq!(log.entries()[5..], ["outer", "inner"]);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn inactive_hooks_are_skipped_until_one_condition_holds() {
+    use tools_pipeline::HookOptions;
+
+    let (_registry, pipeline) = setup();
+    let log = Log::default();
+    let run = |id: &str| {
+        pipeline.execute(tools_pipeline::ToolCall::new(id, "echo", json!({"text": "y"})).unwrap())
+    };
+    pipeline
+        .on_execute_with(
+            HookOptions::new().active_when(|| false),
+            logging(&log, "never"),
+        )
+        .keep();
+    // A waterfall of inactive hooks only: the body runs without any wrapper.
+    assert_eq!(run("c1").await.text(), "y");
+    assert!(log.entries().is_empty());
+
+    // One condition holds: the call goes through every conditional hook (each promised to
+    // be a pass-through while its own condition is false).
+    pipeline
+        .on_execute_with(
+            HookOptions::new().active_when(|| true),
+            logging(&log, "always"),
+        )
+        .keep();
+    assert_eq!(run("c2").await.text(), "y");
+    assert_eq!(log.entries(), ["never", "always"]);
+}

@@ -141,3 +141,51 @@ fn o05_visibility_decides_first() {
         ExecutionMode::Exclusive
     );
 }
+
+#[test]
+fn has_timeouts_follows_scopes_and_the_transport() {
+    use std::time::Duration;
+    use tools_registry::{OutputDecl, ToolDefinition};
+    let timed = |name: &str, budget: Option<u64>| {
+        let builder = ToolDefinition::builder(name, "t")
+            .output(OutputDecl::text(serde_json::json!({"type": "string"})))
+            .body(|_a, _c| async { Ok(serde_json::json!("x")) });
+        match budget {
+            Some(ms) => builder.timeout(Duration::from_millis(ms)),
+            None => builder,
+        }
+        .build()
+        .expect("valid definition")
+    };
+    let registry = Registry::new();
+    assert!(!registry.has_timeouts());
+    let plain = registry.register(timed("plain", None)).expect("registers");
+    assert!(!registry.has_timeouts());
+
+    // A scoped tool counts while its scope lives; dropping the scope forgets it.
+    let scope = registry.scope();
+    scope
+        .register(timed("slow", Some(50)))
+        .expect("registers")
+        .keep();
+    assert!(registry.has_timeouts());
+    drop(scope);
+    assert!(!registry.has_timeouts());
+
+    // A refused duplicate changes nothing.
+    let global = registry.register(timed("g", Some(10))).expect("registers");
+    assert!(registry.register(timed("g", Some(10))).is_err());
+    global.dispose();
+    assert!(!registry.has_timeouts());
+
+    // The transport counts, and replacing it uncounts the old one.
+    registry
+        .install_code_transport(timed("run_code", Some(1000)))
+        .expect("installs");
+    assert!(registry.has_timeouts());
+    registry
+        .install_code_transport(timed("run_code", None))
+        .expect("installs");
+    assert!(!registry.has_timeouts());
+    plain.dispose();
+}

@@ -1,6 +1,7 @@
 //! The visibility resolver against a reference model: random sequences of register,
 //! dispose, restrict and lift across a three-level chain (global ← P ← C, and a sibling S);
-//! after every step each scope's view equals the model's.
+//! after every step each scope's view equals the model's, and `has_timeouts` tells whether
+//! any registered tool declares a timeout (every third id does).
 
 use proptest::prelude::*;
 use serde_json::json;
@@ -111,11 +112,20 @@ impl Model {
 }
 
 fn tool(name: &str, id: u64) -> ToolDefinition {
-    ToolDefinition::builder(name, id.to_string())
+    let builder = ToolDefinition::builder(name, id.to_string())
         .output(OutputDecl::text(json!({"type": "string"})))
-        .body(|_a, _c| async { Ok(json!("x")) })
-        .build()
-        .expect("valid definition")
+        .body(|_a, _c| async { Ok(json!("x")) });
+    let builder = if has_budget(id) {
+        builder.timeout(std::time::Duration::from_millis(id))
+    } else {
+        builder
+    };
+    builder.build().expect("valid definition")
+}
+
+/// Whether the model's tool `id` declares a timeout.
+fn has_budget(id: u64) -> bool {
+    id.is_multiple_of(3)
 }
 
 fn list(names: &Option<Vec<usize>>) -> Option<Vec<String>> {
@@ -193,6 +203,12 @@ proptest! {
                 let expected = model.view((index > 0).then_some(index));
                 prop_assert_eq!(view, expected, "scope {}", index);
             }
+            let budgets = model
+                .layers
+                .iter()
+                .flat_map(|layer| &layer.tools)
+                .any(|(_, id)| has_budget(*id));
+            prop_assert_eq!(registry.has_timeouts(), budgets);
         }
     }
 }
