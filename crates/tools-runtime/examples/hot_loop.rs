@@ -1,0 +1,141 @@
+//! A fixed number of benchmark-scenario calls in a loop, for counting instructions with
+//! `valgrind --tool=callgrind`: on a shared VM wall-clock times drift by tens of percent
+//! between runs, instruction counts do not. See `docs/benchmarks.md`.
+//!
+//! ```text
+//! cargo build --release -p tools-runtime --example hot_loop
+//! valgrind --tool=callgrind target/release/examples/hot_loop a 20000
+//! ```
+//!
+//! Modes (each prints the wall time per call, which under callgrind means nothing):
+//! - `a`: `Pipeline::execute` of `noop`, polled without an executor (scenario a);
+//! - `e2`: the same with `NESTED_SPEC` parameters and `NESTED_ARGS` (scenario e2);
+//! - `clone`: only the clone (and drop) of `NESTED_ARGS`, e2's bare baseline;
+//! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
+//! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
+//! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile.
+//!
+//! `N` counts calls (compiles for `e3`), or batches of 1 000 for `join` and `batch`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::disallowed_macros
+)]
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tools_pipeline::Pipeline;
+use tools_registry::{Registry, define_tool};
+use tools_runtime::{ToolCall, ToolRuntime};
+use tools_schema::Schema;
+
+#[path = "../../tools-registry/benches/common/tools.rs"]
+mod tools;
+
+#[path = "../../tools-schema/benches/common/nested.rs"]
+mod nested;
+
+/// Polls a future that never waits to its output.
+fn now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the scenario's body never waits"),
+    }
+}
+
+fn pipeline() -> Pipeline {
+    let registry = Registry::new();
+    registry.register(tools::noop()).unwrap().keep();
+    let nested = define_tool::<nested::NestedArgs, String>("nested", "Takes NESTED_SPEC.")
+        .params(nested::nested_spec())
+        .output(Schema::string())
+        .body(|_args: nested::NestedArgs, _ctx| async { Ok("ok".to_owned()) })
+        .build()
+        .unwrap();
+    registry.register(nested).unwrap().keep();
+    Pipeline::new(registry)
+}
+
+fn runtime_batches(batch: bool, n: usize) -> Duration {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let runtime = ToolRuntime::builder()
+        .max_parallel_tool_calls(1000)
+        .build()
+        .unwrap();
+    runtime.register(tools::noop()).unwrap().keep();
+    let args = json!({"text": "hello", "n": 1});
+    let mut total = Duration::ZERO;
+    for _ in 0..n {
+        let calls: Vec<ToolCall> = (0..1000)
+            .map(|i| ToolCall::new(i.to_string(), "noop", args.clone()).unwrap())
+            .collect();
+        let started = Instant::now();
+        let results = if batch {
+            rt.block_on(runtime.run_batch(calls, CancellationToken::new()))
+        } else {
+            rt.block_on(futures_util::future::join_all(
+                calls.into_iter().map(|call| runtime.execute(call)),
+            ))
+        };
+        total += started.elapsed();
+        assert!(results.iter().all(|r| !r.is_error()));
+    }
+    total / 1000
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mode = args
+        .next()
+        .expect("a mode: a, e2, clone, join, batch or e3");
+    let n: usize = args.next().map_or(10_000, |n| n.parse().expect("a count"));
+    let per_call = match mode.as_str() {
+        "join" | "batch" => runtime_batches(mode == "batch", n) / u32::try_from(n).unwrap(),
+        "e3" => {
+            let spec = nested::nested_spec();
+            let started = Instant::now();
+            for _ in 0..n {
+                black_box(black_box(&spec).compile().unwrap());
+            }
+            started.elapsed() / u32::try_from(n).unwrap()
+        }
+        "a" | "e2" | "clone" => {
+            let pipeline = pipeline();
+            let (name, arguments): (&str, Value) = if mode == "a" {
+                ("noop", json!({"text": "hello", "n": 1}))
+            } else {
+                ("nested", serde_json::from_str(nested::NESTED_ARGS).unwrap())
+            };
+            let started = Instant::now();
+            for i in 0..n {
+                if mode == "clone" {
+                    black_box(black_box(&arguments).clone());
+                    continue;
+                }
+                let call = ToolCall::new(i.to_string(), name, black_box(&arguments).clone());
+                let result = now(pipeline.execute(call.unwrap()));
+                assert!(!result.is_error());
+                black_box(result);
+            }
+            started.elapsed() / u32::try_from(n).unwrap()
+        }
+        other => panic!("unknown mode {other:?}"),
+    };
+    println!("{mode}: {:.3} µs per call", per_call.as_secs_f64() * 1e6);
+}
