@@ -13,7 +13,8 @@
 //! - `clone`: only the clone (and drop) of `NESTED_ARGS`, e2's bare baseline;
 //! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
 //! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
-//! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile.
+//! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile;
+//! - `e1`: validating `NESTED_ARGS` against the compiled `NESTED_SPEC` (scenario e1).
 //!
 //! `N` counts calls (compiles for `e3`), or batches of 1 000 for `join` and `batch`.
 #![allow(
@@ -103,10 +104,23 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args
         .next()
-        .expect("a mode: a, e2, clone, join, batch or e3");
+        .expect("a mode: a, e2, clone, join, batch, e1 or e3");
     let n: usize = args.next().map_or(10_000, |n| n.parse().expect("a count"));
     let per_call = match mode.as_str() {
         "join" | "batch" => runtime_batches(mode == "batch", n) / u32::try_from(n).unwrap(),
+        "e1" => {
+            let schema = nested::nested_spec().compile().unwrap();
+            let value: Value = serde_json::from_str(nested::NESTED_ARGS).unwrap();
+            let started = Instant::now();
+            for _ in 0..n {
+                assert!(
+                    black_box(&schema)
+                        .validate(black_box(&value), "")
+                        .is_empty()
+                );
+            }
+            started.elapsed() / u32::try_from(n).unwrap()
+        }
         "e3" => {
             let spec = nested::nested_spec();
             let started = Instant::now();
