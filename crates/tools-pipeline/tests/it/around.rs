@@ -421,3 +421,74 @@ async fn inactive_hooks_are_skipped_until_one_condition_holds() {
     assert_eq!(run("c2").await.text(), "y");
     assert_eq!(log.entries(), ["never", "always"]);
 }
+
+#[derive(Clone, Debug)]
+struct HookPlan {
+    /// `None`: unconditional; `Some(c)`: conditional on flag `c`.
+    condition: Option<usize>,
+    prepend: bool,
+}
+
+fn hook_plan() -> impl proptest::strategy::Strategy<Value = HookPlan> {
+    use proptest::prelude::*;
+    (prop::option::of(0..3usize), any::<bool>())
+        .prop_map(|(condition, prepend)| HookPlan { condition, prepend })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 64, ..Default::default() })]
+
+    /// Whatever the mix of conditional, unconditional, appended and prepended wrappers and
+    /// whatever the flags, a call runs the wrappers in their registration order, leaving
+    /// out the conditional ones exactly when none of their conditions holds.
+    #[test]
+    fn conditional_wrappers_run_in_order_or_not_at_all(
+        plans in proptest::collection::vec(hook_plan(), 0..7),
+        flag_rounds in proptest::collection::vec(proptest::collection::vec(proptest::bool::ANY, 3), 1..4),
+    ) {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use tools_pipeline::HookOptions;
+
+        const NAMES: [&str; 7] = ["h0", "h1", "h2", "h3", "h4", "h5", "h6"];
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let (_registry, pipeline) = setup();
+        let flags: Arc<[AtomicBool; 3]> = Arc::new(Default::default());
+        let log = Log::default();
+        // The model: the order the wrappers are entered when all of them run.
+        let mut order: Vec<usize> = Vec::new();
+        for (i, plan) in plans.iter().enumerate() {
+            let mut options = HookOptions::new();
+            if plan.prepend {
+                options = options.prepend();
+                order.insert(0, i);
+            } else {
+                order.push(i);
+            }
+            if let Some(c) = plan.condition {
+                let flags = Arc::clone(&flags);
+                options = options.active_when(move || flags[c].load(Ordering::SeqCst));
+            }
+            pipeline.on_execute_with(options, logging(&log, NAMES[i])).keep();
+        }
+        for (round, values) in flag_rounds.iter().enumerate() {
+            for (flag, value) in flags.iter().zip(values) {
+                flag.store(*value, Ordering::SeqCst);
+            }
+            let any_active = plans
+                .iter()
+                .any(|p| p.condition.is_some_and(|c| values[c]));
+            let expected: Vec<&str> = order
+                .iter()
+                .filter(|&&i| plans[i].condition.is_none() || any_active)
+                .map(|&i| NAMES[i])
+                .collect();
+            let before = log.entries().len();
+            let call = tools_pipeline::ToolCall::new(format!("c{round}"), "echo", json!({"text": "z"}))
+                .unwrap();
+            let result = rt.block_on(pipeline.execute(call));
+            proptest::prop_assert_eq!(result.text(), "z");
+            proptest::prop_assert_eq!(&log.entries()[before..], expected.as_slice());
+        }
+    }
+}
