@@ -1185,8 +1185,11 @@ async fn run_body(registry: &Registry, request: DispatchRequest) -> ToolResult {
         exec,
         cancel: wrapper,
     } = request;
-    let caller = exec.caller.clone();
-    if caller.is_cancelled() || wrapper.is_cancelled() {
+    let caller = &exec.caller;
+    // Without a wrapper that replaced it, the request's token is the caller's own: one token
+    // to check and watch, not two (`==` is identity for tokens).
+    let same = wrapper == *caller;
+    if caller.is_cancelled() || (!same && wrapper.is_cancelled()) {
         return canonical(ToolResult::aborted_before_dispatch(), &exec);
     }
     let Some(def) = resolve(registry, &exec) else {
@@ -1202,7 +1205,7 @@ async fn run_body(registry: &Registry, request: DispatchRequest) -> ToolResult {
     let mut body = std::pin::pin!(CatchUnwind::new(def.call(exec.arguments().clone(), ctx)));
     // The body is awaited to completion; both tokens are watched meanwhile and either
     // cancels the body's (fused) token.
-    let (mut caller_seen, mut wrapper_seen) = (false, false);
+    let (mut caller_seen, mut wrapper_seen) = (false, same);
     let outcome = loop {
         tokio::select! {
             biased;

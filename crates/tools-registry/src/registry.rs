@@ -17,6 +17,9 @@ use crate::{
 /// A view's visible tools: name → definition, in view order, hashed with foldhash (the
 /// names are fixed per view; a lookup of any string probes once).
 type VisibleMap = IndexMap<ToolName, ToolDefinition, foldhash::fast::FixedState>;
+/// The cached views by scope key (looked up on every call: a fast hash, not SipHash; the
+/// keys are the registry's own ids).
+type ViewCache = HashMap<u64, Arc<View>, foldhash::fast::FixedState>;
 
 /// The key of the global layer.
 const GLOBAL: u64 = 0;
@@ -121,7 +124,7 @@ pub struct Registry {
 pub(crate) struct Shared {
     state: RwLock<State>,
     version: AtomicU64,
-    views: RwLock<HashMap<u64, Arc<View>>>,
+    views: RwLock<ViewCache>,
     listeners: RwLock<Vec<(u64, Listener)>>,
     default_mode: PresentationMode,
     transport: RwLock<Option<ToolDefinition>>,
@@ -187,7 +190,7 @@ impl RegistryBuilder {
         let shared = Arc::new_cyclic(|weak| Shared {
             state: RwLock::new(State::default()),
             version: AtomicU64::new(0),
-            views: RwLock::new(HashMap::new()),
+            views: RwLock::new(ViewCache::default()),
             listeners: RwLock::new(Vec::new()),
             default_mode: self.default_mode,
             transport: RwLock::new(None),
