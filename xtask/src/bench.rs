@@ -1,6 +1,11 @@
-//! `cargo xtask bench [--full] [--write-docs]`: runs every benchmark scenario of
-//! `shared/bench/scenarios.md`, prints one machine-readable line per scenario and a table,
-//! and with `--write-docs` rewrites the generated block of `docs/benchmarks.md`.
+//! `cargo xtask bench [--full] [--runs N] [--write-docs]`: runs every benchmark scenario
+//! of `shared/bench/scenarios.md`, prints one machine-readable line per scenario and a
+//! table, and with `--write-docs` rewrites the generated block of `docs/benchmarks.md`.
+//!
+//! With `--runs N` the whole suite runs N times, one run after the other, so that a burst of
+//! load on a shared machine lands in one run rather than on one scenario. Each figure is
+//! then the median of the N runs' figures (the ratio: of the N same-run ratios), beside
+//! the range and how many runs met the budget.
 //!
 //! Each bench binary is run by `cargo bench` and its criterion estimates are read from
 //! `target/criterion/<id>/new/estimates.json` right after it finishes (several binaries
@@ -148,6 +153,7 @@ const BINARIES: &[Binary] = &[
 ];
 
 /// One measured scenario.
+#[derive(Clone, Copy)]
 struct Measured {
     id: &'static str,
     median_ns: f64,
@@ -164,9 +170,59 @@ impl Measured {
             f64::NAN
         }
     }
+}
+
+/// One scenario over every run.
+struct Summary {
+    id: &'static str,
+    /// Median over the runs of the run's median.
+    median_ns: f64,
+    /// Median over the runs of the run's baseline.
+    baseline_ns: f64,
+    /// Median over the runs of the same-run ratio.
+    ratio: f64,
+    min_ns: f64,
+    max_ns: f64,
+    /// Runs whose median met the budget.
+    met_runs: usize,
+    runs: usize,
+    budget_ns: f64,
+    reference: &'static str,
+}
+
+impl Summary {
+    /// Aggregates one scenario's measurements, one per run (at least one).
+    fn of(runs: &[Measured]) -> Option<Summary> {
+        let first = runs.first()?;
+        let medians: Vec<f64> = runs.iter().map(|m| m.median_ns).collect();
+        Some(Summary {
+            id: first.id,
+            median_ns: median(&medians),
+            baseline_ns: median(&runs.iter().map(|m| m.baseline_ns).collect::<Vec<_>>()),
+            ratio: median(&runs.iter().map(Measured::ratio).collect::<Vec<_>>()),
+            min_ns: medians.iter().copied().fold(f64::INFINITY, f64::min),
+            max_ns: medians.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            met_runs: runs.iter().filter(|m| m.median_ns <= m.budget_ns).count(),
+            runs: runs.len(),
+            budget_ns: first.budget_ns,
+            reference: first.reference,
+        })
+    }
 
     fn meets_budget(&self) -> bool {
         self.median_ns <= self.budget_ns
+    }
+}
+
+/// The median of `values` (the mean of the middle two for an even count; NaN when empty).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
 }
 
@@ -176,16 +232,73 @@ const DOCS_END: &str = "<!-- xtask bench: end -->";
 
 /// Runs the command.
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let full = args.iter().any(|a| a == "--full");
-    let write_docs = args.iter().any(|a| a == "--write-docs");
-    if let Some(other) = args
-        .iter()
-        .find(|a| !matches!(a.as_str(), "--full" | "--write-docs"))
-    {
-        return Err(format!(
-            "unknown option {other:?} (bench [--full] [--write-docs])"
-        ));
+    let mut full = false;
+    let mut write_docs = false;
+    let mut runs = 1usize;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--full" => full = true,
+            "--write-docs" => write_docs = true,
+            "--runs" => {
+                runs = rest
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or("--runs takes a positive count")?;
+            }
+            other => {
+                return Err(format!(
+                    "unknown option {other:?} (bench [--full] [--runs N] [--write-docs])"
+                ));
+            }
+        }
     }
+    let mut per_run: Vec<Vec<Measured>> = Vec::with_capacity(runs);
+    for run in 1..=runs {
+        if runs > 1 {
+            println!("xtask: suite run {run} of {runs}");
+        }
+        per_run.push(run_suite(full)?);
+    }
+    let summaries: Vec<Summary> = (0..per_run.first().map_or(0, Vec::len))
+        .filter_map(|i| {
+            let of_scenario: Vec<Measured> = per_run
+                .iter()
+                .filter_map(|run| run.get(i))
+                .copied()
+                .collect();
+            Summary::of(&of_scenario)
+        })
+        .collect();
+    let memory = memory_figures()?;
+    for s in &summaries {
+        let spread = if s.runs > 1 {
+            format!(
+                " runs={} min_ns={:.0} max_ns={:.0} met_runs={}",
+                s.runs, s.min_ns, s.max_ns, s.met_runs
+            )
+        } else {
+            String::new()
+        };
+        println!(
+            "{} median_ns={:.0} baseline_ns={:.0} ratio={:.2}{spread}",
+            s.id, s.median_ns, s.baseline_ns, s.ratio
+        );
+    }
+    for line in &memory {
+        println!("{line}");
+    }
+    let table = table(&summaries);
+    println!("\n{table}");
+    if write_docs {
+        write_docs_block(&summaries, &table, &memory, full, runs)?;
+    }
+    Ok(())
+}
+
+/// Runs every bench binary once and reads each scenario's figures.
+fn run_suite(full: bool) -> Result<Vec<Measured>, String> {
     let (warm_up, measurement) = if full { ("3", "10") } else { ("1", "2") };
     let criterion_dir = target_dir().join("criterion");
     let mut measured = Vec::new();
@@ -217,25 +330,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             });
         }
     }
-    let memory = memory_figures()?;
-    for m in &measured {
-        println!(
-            "{} median_ns={:.0} baseline_ns={:.0} ratio={:.2}",
-            m.id,
-            m.median_ns,
-            m.baseline_ns,
-            m.ratio()
-        );
-    }
-    for line in &memory {
-        println!("{line}");
-    }
-    let table = table(&measured);
-    println!("\n{table}");
-    if write_docs {
-        write_docs_block(&measured, &table, &memory, full)?;
-    }
-    Ok(())
+    Ok(measured)
 }
 
 /// Runs the memory benchmark (`tools-pipeline/benches/alloc.rs`) and returns its
@@ -298,22 +393,42 @@ fn human(ns: f64) -> String {
     }
 }
 
-fn table(measured: &[Measured]) -> String {
-    let mut out = String::from(
-        "| scenario | median | bare baseline | ratio | budget | met | TypeScript reference |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
-    );
-    for m in measured {
+/// The summary table; with several runs, the range of the runs' medians and how many runs
+/// met the budget.
+fn table(summaries: &[Summary]) -> String {
+    let several = summaries.iter().any(|s| s.runs > 1);
+    let mut out = if several {
+        String::from(
+            "| scenario | median | range of the runs | bare baseline | ratio | budget | met | TypeScript reference |\n\
+             | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        )
+    } else {
+        String::from(
+            "| scenario | median | bare baseline | ratio | budget | met | TypeScript reference |\n\
+             | --- | --- | --- | --- | --- | --- | --- |\n",
+        )
+    };
+    for s in summaries {
+        let met = if s.meets_budget() { "yes" } else { "**no**" };
+        let range = if several {
+            format!("{}–{} | ", human(s.min_ns), human(s.max_ns))
+        } else {
+            String::new()
+        };
+        let met = if several {
+            format!("{met} ({} of {} runs)", s.met_runs, s.runs)
+        } else {
+            met.to_owned()
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.2}× | ≤ {} | {} | {} |",
-            m.id,
-            human(m.median_ns),
-            human(m.baseline_ns),
-            m.ratio(),
-            human(m.budget_ns),
-            if m.meets_budget() { "yes" } else { "**no**" },
-            m.reference
+            "| {} | {} | {range}{} | {:.2}× | ≤ {} | {met} | {} |",
+            s.id,
+            human(s.median_ns),
+            human(s.baseline_ns),
+            s.ratio,
+            human(s.budget_ns),
+            s.reference
         );
     }
     out
@@ -348,10 +463,11 @@ fn machine() -> String {
 }
 
 fn write_docs_block(
-    measured: &[Measured],
+    measured: &[Summary],
     table: &str,
     memory: &[String],
     full: bool,
+    runs: usize,
 ) -> Result<(), String> {
     let path = project_root().join("docs").join("benchmarks.md");
     let doc = std::fs::read_to_string(&path)
@@ -363,18 +479,47 @@ fn write_docs_block(
         .collect();
     let mut block = String::new();
     let _ = writeln!(block, "{DOCS_BEGIN}");
+    let options = format!(
+        "{}{}",
+        if full { " --full" } else { "" },
+        if runs > 1 {
+            format!(" --runs {runs}")
+        } else {
+            String::new()
+        }
+    );
+    let what = if runs > 1 {
+        format!(
+            "{runs} runs of the suite, one after the other, finished {}",
+            command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"])
+        )
+    } else {
+        format!(
+            "Run of {}",
+            command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"])
+        )
+    };
     let _ = writeln!(
         block,
-        "Run of {} on {}; `cargo xtask bench{}` (criterion medians; the ratio is over the bare \
-         `tower::service_fn` baseline measured by the same binary in the same run).\n",
-        command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        "{what} on {}; `cargo xtask bench{options}` (criterion medians; the ratio is over the \
+         bare `tower::service_fn` baseline measured by the same binary in the same run{}).\n",
         machine(),
-        if full { " --full" } else { "" }
+        if runs > 1 {
+            "; each figure is the median over the runs, the ratio the median of the same-run \
+             ratios, and \"met\" is judged on the median"
+        } else {
+            ""
+        }
     );
     block.push_str(table);
     let _ = writeln!(
         block,
-        "\nBudgets not met in this run: {}.",
+        "\nBudgets not met{}: {}.",
+        if runs > 1 {
+            " (by the median)"
+        } else {
+            " in this run"
+        },
         if unmet.is_empty() {
             "none".to_owned()
         } else {
@@ -452,26 +597,51 @@ mod tests {
         }
     }
 
+    fn measured(id: &'static str, median_ns: f64, baseline_ns: f64, budget_ns: f64) -> Measured {
+        Measured {
+            id,
+            median_ns,
+            baseline_ns,
+            budget_ns,
+            reference: "ref",
+        }
+    }
+
     #[test]
     fn the_table_marks_unmet_budgets() {
-        let measured = [
-            Measured {
-                id: "a",
-                median_ns: 1_500.0,
-                baseline_ns: 150.0,
-                budget_ns: 2_000.0,
-                reference: "350 µs",
-            },
-            Measured {
-                id: "e2",
-                median_ns: 12_000.0,
-                baseline_ns: 150.0,
-                budget_ns: 10_000.0,
-                reference: "633 µs",
-            },
-        ];
-        let table = table(&measured);
-        assert!(table.contains("| a | 1.50 µs | 150 ns | 10.00× | ≤ 2.00 µs | yes | 350 µs |"));
+        let summaries: Vec<Summary> = [
+            measured("a", 1_500.0, 150.0, 2_000.0),
+            measured("e2", 12_000.0, 150.0, 10_000.0),
+        ]
+        .into_iter()
+        .filter_map(|m| Summary::of(&[m]))
+        .collect();
+        let table = table(&summaries);
+        assert!(table.contains("| a | 1.50 µs | 150 ns | 10.00× | ≤ 2.00 µs | yes | ref |"));
         assert!(table.contains("| e2 | 12.00 µs | 150 ns | 80.00× | ≤ 10.00 µs | **no** |"));
+    }
+
+    #[test]
+    fn several_runs_report_medians_ranges_and_runs_that_met() {
+        // Three runs of one scenario; the second is slowed by load.
+        let runs = [
+            measured("a", 1_800.0, 150.0, 2_000.0),
+            measured("a", 3_000.0, 300.0, 2_000.0),
+            measured("a", 1_900.0, 100.0, 2_000.0),
+        ];
+        let summary = Summary::of(&runs).expect("three runs");
+        assert_eq!(summary.median_ns, 1_900.0);
+        assert_eq!(summary.baseline_ns, 150.0);
+        // The median of the same-run ratios (12, 10, 19), not a ratio of medians.
+        assert_eq!(summary.ratio, 12.0);
+        assert_eq!((summary.min_ns, summary.max_ns), (1_800.0, 3_000.0));
+        assert_eq!((summary.met_runs, summary.runs), (2, 3));
+        let table = table(&[summary]);
+        assert!(
+            table.contains("| a | 1.90 µs | 1.80 µs–3.00 µs | 150 ns | 12.00× | ≤ 2.00 µs | yes (2 of 3 runs) | ref |"),
+            "{table}"
+        );
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
     }
 }

@@ -10,7 +10,7 @@
 //! - `cargo xtask sdk --lang typescript|python --catalog FILE.json`: prints the Code Mode SDK
 //!   declarations of a tool catalog.
 //! - `cargo xtask sdk-check`: proves the SDK with `tsc --strict` and `mypy --strict`.
-//! - `cargo xtask bench [--full] [--write-docs]`: runs every benchmark scenario, prints
+//! - `cargo xtask bench [--full] [--runs N] [--write-docs]`: runs every benchmark scenario (N times), prints
 //!   `<id> median_ns=<n> baseline_ns=<n> ratio=<n>` lines and a table, and with
 //!   `--write-docs` rewrites the summary block of `docs/benchmarks.md`.
 // A command-line tool talks to its user on stdout and stderr.
@@ -55,9 +55,10 @@ commands:
   sdk --lang L --catalog FILE.json [--section] [--allow-unsupported]
                         print the Code Mode SDK (L: typescript|python) of a tool catalog
   sdk-check             compile a 40+ tool SDK with tsc --strict and mypy --strict
-  bench [--full] [--write-docs]
-                        run every benchmark scenario; print `<id> median_ns= baseline_ns= ratio=`
-                        lines and a table (--write-docs: update docs/benchmarks.md)";
+  bench [--full] [--runs N] [--write-docs]
+                        run every benchmark scenario (the whole suite N times: medians over
+                        the runs); print `<id> median_ns= baseline_ns= ratio=` lines and a
+                        table (--write-docs: update docs/benchmarks.md)";
 
 /// The workspace root.
 pub(crate) fn project_root() -> PathBuf {
