@@ -3,6 +3,7 @@
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Number, Value};
 use smallvec::SmallVec;
@@ -85,6 +86,9 @@ pub struct JsonValue(Arc<Inner>);
 struct Inner {
     value: Value,
     depth: usize,
+    /// The id of the last compiled schema this value passed (0: none); see
+    /// [`crate::CompiledSchema::validate_snapshot`].
+    validated_by: AtomicU64,
 }
 
 /// Values at most this deep are dropped by `serde_json`'s own (recursive) drop.
@@ -129,7 +133,7 @@ impl JsonValue {
         root: &str,
     ) -> Result<JsonValue, Error> {
         match canonicalize(&mut value, limits, root) {
-            Ok(depth) => Ok(JsonValue(Arc::new(Inner { value, depth }))),
+            Ok(depth) => Ok(JsonValue::wrap(value, depth)),
             Err(violations) => {
                 drop_deep(value);
                 Err(Error::NotLossless { violations })
@@ -181,10 +185,7 @@ impl JsonValue {
 
     /// The JSON `null` value.
     pub fn null() -> JsonValue {
-        JsonValue(Arc::new(Inner {
-            value: Value::Null,
-            depth: 0,
-        }))
+        JsonValue::wrap(Value::Null, 0)
     }
 
     /// The value.
@@ -217,7 +218,26 @@ impl JsonValue {
     pub(crate) fn from_checked(mut value: Value, root: &str) -> JsonValue {
         let limits = Limits::default().with_max_depth(usize::MAX);
         let depth = canonicalize(&mut value, &limits, root).unwrap_or(usize::MAX);
-        JsonValue(Arc::new(Inner { value, depth }))
+        JsonValue::wrap(value, depth)
+    }
+
+    /// Wraps a canonical value of known depth.
+    fn wrap(value: Value, depth: usize) -> JsonValue {
+        JsonValue(Arc::new(Inner {
+            value,
+            depth,
+            validated_by: AtomicU64::new(0),
+        }))
+    }
+
+    /// The id of the last compiled schema this value passed (0: none).
+    pub(crate) fn validated_by(&self) -> u64 {
+        self.0.validated_by.load(Ordering::Acquire)
+    }
+
+    /// Remembers that this value passed the compiled schema `id`.
+    pub(crate) fn mark_validated_by(&self, id: u64) {
+        self.0.validated_by.store(id, Ordering::Release);
     }
 }
 

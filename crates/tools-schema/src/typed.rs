@@ -75,7 +75,7 @@ impl<T: DeserializeOwned> ArgsSchema<T> {
     /// [`Error::InvalidArgs`] with every violation; [`Error::ArgsType`] when valid arguments
     /// do not fit `T` (a schema/type mismatch).
     pub fn parse(&self, args: &JsonValue) -> Result<T, Error> {
-        let violations = self.schema.validate(args, "");
+        let violations = self.schema.validate_snapshot(args, "");
         if !violations.is_empty() {
             return Err(Error::InvalidArgs { violations });
         }

@@ -45,7 +45,12 @@ struct Inner {
     /// Shared with whoever projects the schema to a model (no second copy).
     source: JsonValue,
     nodes: Box<[Node]>,
+    /// Unique per compiled schema (never reused): what a snapshot remembers it passed.
+    id: u64,
 }
+
+/// The next [`Inner::id`]; 0 is never handed out (it means "not validated").
+static NEXT_SCHEMA_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl CompiledSchema {
     /// Checks `schema` against the subset and compiles it, with the default [`Limits`]
@@ -114,7 +119,8 @@ impl CompiledSchema {
     fn from_checked(source: Value) -> CompiledSchema {
         let source = JsonValue::from_checked(source, "schema");
         let nodes = compile::compile(source.as_value());
-        CompiledSchema(Arc::new(Inner { source, nodes }))
+        let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CompiledSchema(Arc::new(Inner { source, nodes, id }))
     }
 
     /// The schema as given, with integral floats written as integers (the model-facing
@@ -138,6 +144,23 @@ impl CompiledSchema {
     /// Total: any `serde_json::Value` is accepted, of any depth, and the call never panics.
     pub fn validate(&self, value: &Value, root: &str) -> Violations {
         validate::validate(&self.0.nodes, value, root)
+    }
+
+    /// As [`CompiledSchema::validate`], for a lossless snapshot, which remembers a success:
+    /// validating the same snapshot against the same schema again (a classifier, then the
+    /// body, both parsing one call's arguments) costs one atomic load.
+    ///
+    /// A snapshot remembers the last schema it passed, by an id no other schema ever gets,
+    /// and both are immutable, so the answer cannot go stale.
+    pub fn validate_snapshot(&self, value: &JsonValue, root: &str) -> Violations {
+        if value.validated_by() == self.0.id {
+            return Violations::new();
+        }
+        let violations = self.validate(value.as_value(), root);
+        if violations.is_empty() {
+            value.mark_validated_by(self.0.id);
+        }
+        violations
     }
 
     /// Whether `value` is valid; stops at the first violation.

@@ -288,6 +288,27 @@ proptest! {
     }
 
     #[test]
+    fn a_remembered_validation_always_agrees_with_a_fresh_one(
+        shapes in prop::collection::vec(shape(), 1..4),
+        value in lossless_json(),
+        order in prop::collection::vec(0..4usize, 1..8),
+    ) {
+        // Several schemas validate one snapshot in any order, repeatedly: every answer equals
+        // a fresh validation of the plain value.
+        let compiled: Vec<CompiledSchema> = shapes
+            .iter()
+            .map(|s| CompiledSchema::compile(&schema_of(s)).expect("generated schemas are in the subset"))
+            .collect();
+        let snapshot = JsonValue::new(value).expect("lossless by construction");
+        for i in order {
+            let schema = &compiled[i % compiled.len()];
+            let remembered = schema.validate_snapshot(&snapshot, "value");
+            let fresh = schema.validate(snapshot.as_value(), "value");
+            prop_assert_eq!(remembered, fresh);
+        }
+    }
+
+    #[test]
     fn canonicalisation_is_idempotent(value in any_json()) {
         if let Ok(once) = JsonValue::new(value.clone()) {
             let twice = JsonValue::new(once.as_value().clone()).expect("canonical values are lossless");
