@@ -83,6 +83,9 @@ impl HookOptions {
     /// atomic load). With several conditional hooks in one waterfall, a call goes through
     /// all of them as soon as one condition holds. The timeout policy of `tools-runtime`
     /// uses it with [`tools_registry::Registry::has_timeouts`].
+    ///
+    /// Only the waterfalls (pre-execute, execute, post-execute) read it: a result observer
+    /// registered with these options always runs.
     #[must_use]
     pub fn active_when(
         mut self,
