@@ -33,8 +33,8 @@ enum Task<'a> {
         value: &'a Value,
         parent: u32,
         step: Step<'a>,
-        next: usize,
-        matched: usize,
+        next: u32,
+        matched: u32,
         /// Set when the branch run before `next` failed (a cut landed on this task).
         failed: bool,
         saved_floor: usize,
@@ -169,7 +169,7 @@ impl<'a> Walk<'a> {
                         Some(Node::OneOf(branches)) => &branches[..],
                         _ => &[],
                     };
-                    if let Some(&branch) = branches.get(next) {
+                    if let Some(&branch) = branches.get(next as usize) {
                         self.stack.push(Task::OneOf {
                             node,
                             value,
@@ -191,6 +191,7 @@ impl<'a> Walk<'a> {
                         self.floor = saved_floor;
                         self.probing -= 1;
                         if matched != 1 {
+                            let matched = matched as usize;
                             self.fail_at(parent, step, ViolationKind::OneOfMismatch { matched });
                         }
                     }
