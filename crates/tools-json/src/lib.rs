@@ -12,7 +12,7 @@ mod violation;
 pub use code::{ErrorCode, UnknownErrorCode};
 pub use error::Error;
 pub use path::{Path, Segment};
-pub use schema::{CompiledSchema, check_schema};
+pub use schema::{CompiledSchema, check_schema, is_schema_supported};
 pub use value::{
     DEFAULT_MAX_DEPTH, JsonValue, Limits, canonicalize_numbers, clone_deep, drop_deep, is_lossless,
     is_negative_zero, to_compact_string, to_pretty_capped,

@@ -3,7 +3,6 @@
 
 mod names;
 mod python;
-mod subset;
 mod text;
 mod typescript;
 

@@ -13,7 +13,6 @@ use serde_json::{Map, Value};
 
 use super::ToolSdkSchema;
 use super::names::{Allocator, camel_case, is_field_name, is_method_name, join};
-use super::subset::is_supported;
 use super::text::{
     collapse_js_whitespace, description_of, is_literal_int, json_string, py_number, sorted_order,
 };
@@ -131,7 +130,7 @@ impl Writer {
     /// The annotation of `schema` at the root of an args/output type, with class names
     /// stemming from `stem`; declares the classes it needs.
     fn annotation(&mut self, schema: &Value, stem: &str) -> String {
-        if !is_supported(schema) {
+        if !tools_json::is_schema_supported(schema) {
             self.uses_any = true;
             return "Any".to_owned();
         }

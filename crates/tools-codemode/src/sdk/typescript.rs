@@ -12,7 +12,6 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::ToolSdkSchema;
-use super::subset::is_supported;
 use super::text::{collapse_js_whitespace, description_of, js_number, json_string, sorted_order};
 
 /// Indentation stops growing past this many levels, so that the text of a deep schema
@@ -80,7 +79,7 @@ pub fn json_schema_to_ts(schema: &Value, indent: usize) -> String {
 
 /// Appends the TypeScript text of `schema` to `out`.
 fn write_ts(out: &mut String, schema: &Value, indent: usize) {
-    if !is_supported(schema) {
+    if !tools_json::is_schema_supported(schema) {
         out.push_str(UNKNOWN);
         return;
     }

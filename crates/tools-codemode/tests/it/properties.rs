@@ -1,6 +1,7 @@
 //! Property tests: rendering is total on arbitrary JSON, deterministic and independent of
-//! input order; the yes/no subset check agrees with `tools_json::check_schema`; generated
-//! Python names are identifiers and TypeScript keys round-trip.
+//! input order; a schema degrades to `unknown` / `Any` exactly when
+//! `tools_json::check_schema` rejects it; generated Python names are identifiers and
+//! TypeScript keys round-trip.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};

@@ -18,7 +18,7 @@ use crate::value::{Step, materialize_path};
 use crate::{JsonType, Limits, Violation, ViolationKind, Violations, is_lossless};
 
 /// Which constraint keywords each type admits.
-fn admits(ty: JsonType, keyword: &str) -> bool {
+pub(super) fn admits(ty: JsonType, keyword: &str) -> bool {
     match ty {
         JsonType::Object => matches!(keyword, "properties" | "required" | "additionalProperties"),
         JsonType::Array => keyword == "items",
@@ -41,7 +41,7 @@ pub(crate) fn is_scalar_of(ty: JsonType, value: &Value) -> bool {
 }
 
 /// Whether annotation data is lossless and within the depth limit.
-fn annotation_ok(value: &Value, limits: &Limits) -> bool {
+pub(super) fn annotation_ok(value: &Value, limits: &Limits) -> bool {
     is_lossless(value) && crate::schema::depth_within(value, limits.max_depth())
 }
 

@@ -3,6 +3,7 @@
 mod check;
 mod compile;
 mod keys;
+mod supported;
 mod validate;
 
 use std::fmt;
@@ -206,6 +207,19 @@ impl PartialEq for CompiledSchema {
 /// ```
 pub fn check_schema(schema: &Value) -> Violations {
     check::check(schema, "schema", &Limits::default())
+}
+
+/// Whether `schema` is inside the enforced subset: exactly when [`check_schema`] reports no
+/// violation, but the walk stops at the first one and builds no paths, so it stays linear
+/// on a pathological schema. Iterative and total over any JSON.
+///
+/// ```
+/// use serde_json::json;
+/// assert!(tools_json::is_schema_supported(&json!({"type": "string", "enum": ["a"]})));
+/// assert!(!tools_json::is_schema_supported(&json!({"type": "string", "pattern": "a+"})));
+/// ```
+pub fn is_schema_supported(schema: &Value) -> bool {
+    supported::is_supported(schema)
 }
 
 /// Whether a number is an integer in the subset's sense: finite, not negative zero, with no

@@ -251,6 +251,8 @@ proptest! {
     fn the_support_check_is_total_and_agrees_with_compile(schema in schema_like()) {
         let violations = check_schema(&schema);
         prop_assert_eq!(CompiledSchema::compile(&schema).is_ok(), violations.is_empty());
+        // The yes/no form stops at the first violation and must agree.
+        prop_assert_eq!(tools_json::is_schema_supported(&schema), violations.is_empty());
         for v in &violations {
             prop_assert!(v.path.to_string().starts_with("schema"));
             prop_assert!(!v.to_string().is_empty());

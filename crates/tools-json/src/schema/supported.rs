@@ -1,15 +1,19 @@
-//! A yes/no form of the subset's support check, for the renderers' "degrade the whole
-//! schema" rule.
+//! A yes/no form of the support check ([`crate::is_schema_supported`]).
 //!
-//! [`tools_json::check_schema`] collects every violation with its path, which costs time
-//! and memory in proportion to depth × violations on a pathological schema (every level of
-//! a 5 000-deep chain broken). The renderers only need to know whether there is at least
-//! one violation, so this walk stops at the first one and stays linear. It accepts exactly
-//! the schemas for which `check_schema` returns no violation; a property test in
-//! `tests/it/properties.rs` holds the two together.
+//! [`super::check`] collects every violation with its path, which costs time and memory in
+//! proportion to depth × violations on a pathological schema (every level of a 5 000-deep
+//! chain broken). A caller that only needs to know whether there is at least one violation
+//! (the SDK renderers' "degrade the whole schema" rule) uses this walk instead: it stops at
+//! the first violation and stays linear. It accepts exactly the schemas for which the full
+//! check reports nothing; a property test in `tests/it/properties.rs` holds the two
+//! together. The per-keyword rules (`admits`, `is_scalar_of`, `annotation_ok`) are the full
+//! check's own.
 
-use serde_json::{Map, Number, Value};
-use tools_json::{DEFAULT_MAX_DEPTH, JsonType, is_lossless, is_negative_zero};
+use serde_json::{Map, Value};
+
+use super::check::{admits, annotation_ok, is_scalar_of};
+use super::json_scalar_eq;
+use crate::{JsonType, Limits};
 
 /// The keywords of the subset.
 const KEYWORDS: [&str; 12] = [
@@ -59,7 +63,7 @@ fn node_is_supported<'a>(map: &'a Map<String, Value>, stack: &mut Vec<&'a Value>
         if !KEYWORDS.contains(&key.as_str()) {
             return false;
         }
-        if (key == "default" || key == "examples") && !annotation_ok(value) {
+        if (key == "default" || key == "examples") && !annotation_ok(value, &Limits::default()) {
             return false;
         }
         if (key == "description" || key == "title") && !value.is_string() {
@@ -146,93 +150,9 @@ fn scalar_is_supported(map: &Map<String, Value>, ty: JsonType) -> bool {
         None => true,
         Some(constant) if !is_scalar_of(ty, constant) => false,
         Some(constant) => {
-            members.is_none_or(|members| members.iter().any(|m| scalar_eq(m, constant)))
+            members.is_none_or(|members| members.iter().any(|m| json_scalar_eq(m, constant)))
         }
     }
-}
-
-/// Which constraint keywords each type admits.
-fn admits(ty: JsonType, keyword: &str) -> bool {
-    match ty {
-        JsonType::Object => matches!(keyword, "properties" | "required" | "additionalProperties"),
-        JsonType::Array => keyword == "items",
-        _ => matches!(keyword, "enum" | "const"),
-    }
-}
-
-/// Whether `value` is a value of the scalar type `ty`.
-fn is_scalar_of(ty: JsonType, value: &Value) -> bool {
-    match ty {
-        JsonType::String => value.is_string(),
-        JsonType::Number => value.as_number().is_some_and(|n| !is_negative_zero(n)),
-        JsonType::Integer => value.as_number().is_some_and(is_integer),
-        JsonType::Boolean => value.is_boolean(),
-        JsonType::Null => value.is_null(),
-        JsonType::Object | JsonType::Array => false,
-    }
-}
-
-/// Finite, not negative zero, no fractional part (`1.0` counts).
-pub(crate) fn is_integer(number: &Number) -> bool {
-    if number.is_i64() || number.is_u64() {
-        return true;
-    }
-    number
-        .as_f64()
-        .is_some_and(|f| f.is_finite() && f.fract() == 0.0 && !(f == 0.0 && f.is_sign_negative()))
-}
-
-/// A number as an exact integer where it is integral, else as a float.
-#[derive(PartialEq)]
-enum Exact {
-    Int(i128),
-    Float(f64),
-}
-
-fn exact(number: &Number) -> Exact {
-    if let Some(i) = number.as_i64() {
-        return Exact::Int(i128::from(i));
-    }
-    if let Some(u) = number.as_u64() {
-        return Exact::Int(i128::from(u));
-    }
-    let f = number.as_f64().unwrap_or(f64::NAN);
-    if f.fract() == 0.0 && f.abs() < 18_446_744_073_709_551_616.0 {
-        #[allow(clippy::cast_possible_truncation)]
-        return Exact::Int(f as i128);
-    }
-    Exact::Float(f)
-}
-
-/// Equality of scalar JSON values with numbers compared by value (`1 == 1.0`).
-fn scalar_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => exact(x) == exact(y),
-        _ => a == b,
-    }
-}
-
-/// `default`/`examples` data must be lossless and within the boundary's depth limit.
-fn annotation_ok(value: &Value) -> bool {
-    is_lossless(value) && depth_within(value, DEFAULT_MAX_DEPTH)
-}
-
-/// Whether `value`'s container depth is at most `limit` (iterative).
-fn depth_within(value: &Value, limit: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((value, depth)) = stack.pop() {
-        match value {
-            Value::Array(items) if depth < limit => {
-                stack.extend(items.iter().map(|child| (child, depth + 1)));
-            }
-            Value::Object(map) if depth < limit => {
-                stack.extend(map.values().map(|child| (child, depth + 1)));
-            }
-            Value::Array(_) | Value::Object(_) => return false,
-            _ => {}
-        }
-    }
-    true
 }
 
 #[cfg(test)]
@@ -240,6 +160,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::DEFAULT_MAX_DEPTH;
 
     #[test]
     fn agrees_with_the_support_check_on_the_usual_suspects() {
@@ -270,7 +191,7 @@ mod tests {
         for case in cases {
             assert_eq!(
                 is_supported(&case),
-                tools_json::check_schema(&case).is_empty(),
+                crate::check_schema(&case).is_empty(),
                 "{case}"
             );
         }
@@ -286,7 +207,7 @@ mod tests {
         schema.insert("default".into(), deep);
         let schema = Value::Object(schema);
         assert!(!is_supported(&schema));
-        assert!(!tools_json::check_schema(&schema).is_empty());
-        tools_json::drop_deep(schema);
+        assert!(!crate::check_schema(&schema).is_empty());
+        crate::drop_deep(schema);
     }
 }
