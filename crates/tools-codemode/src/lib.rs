@@ -26,7 +26,7 @@ pub use runtime::{
     validate_bindings,
 };
 #[cfg(feature = "python")]
-pub use runtime::{PYTHON_TRUNCATION_MARKER, PythonRuntime};
+pub use runtime::{Isolation, PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
 pub use sdk::{
     Language, LanguageBinding, RunCodeFlavour, SDK_HEADING, SdkRenderer, ToolSdkSchema,
     json_schema_to_py, json_schema_to_ts,

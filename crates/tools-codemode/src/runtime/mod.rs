@@ -20,6 +20,8 @@ mod lifecycle;
 mod python;
 #[cfg(feature = "quickjs")]
 mod quickjs;
+#[cfg(feature = "python")]
+mod sandbox;
 
 use std::fmt;
 use std::future::Future;
@@ -34,9 +36,11 @@ use crate::Language;
 pub use ledger::{OutputLedger, json_string_len, json_value_len};
 pub use limits::RuntimeLimits;
 #[cfg(feature = "python")]
-pub use python::{PYTHON_TRUNCATION_MARKER, PythonRuntime};
+pub use python::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
 #[cfg(feature = "quickjs")]
 pub use quickjs::QuickJsRuntime;
+#[cfg(feature = "python")]
+pub use sandbox::Isolation;
 pub use validate::{
     RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS, is_portable_identifier,
     validate_bindings,
@@ -304,6 +308,24 @@ pub enum ContractError {
         /// The limit's field name.
         limit: &'static str,
         /// What is wrong.
+        reason: String,
+    },
+    /// A process runtime was asked to confine its child and cannot: the sandbox's tool is
+    /// missing or the kernel refuses a namespace it needs (decision 28: isolation fails
+    /// closed).
+    #[error(
+        "the code runtime cannot confine its child process: {missing} (or opt into Isolation::UnconfinedProcess, which gives the program the host user's authority)"
+    )]
+    Unconfinable {
+        /// What is missing.
+        missing: String,
+    },
+    /// The interpreter of a process runtime cannot be run.
+    #[error("code runtime interpreter {interpreter:?} is unavailable: {reason}")]
+    InterpreterUnavailable {
+        /// The interpreter as configured.
+        interpreter: String,
+        /// Why.
         reason: String,
     },
     /// `run` was called after the runtime was disposed.

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tools_codemode::{
-    BindingNamespace, CodeRunRequest, CodeRuntime, ContractError, ErrorClass, Language,
-    PYTHON_TRUNCATION_MARKER, PythonRuntime, RuntimeLimits,
+    BindingNamespace, CodeRunRequest, CodeRuntime, ContractError, ErrorClass, Isolation, Language,
+    PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime, RuntimeLimits,
 };
 
 use crate::hosts::{Host, failure, run, success, tools};
@@ -35,7 +35,7 @@ fn capped(max_output_bytes: usize) -> PythonRuntime {
 async fn descriptors() {
     let runtime = runtime();
     assert_eq!(runtime.language(), Language::Python);
-    assert_eq!(runtime.isolation(), "process");
+    assert_eq!(runtime.isolation(), "sandboxed-process");
     assert_eq!(
         PYTHON_TRUNCATION_MARKER,
         "[dsh-code-runtime-python] log capture truncated at {} bytes"
@@ -184,7 +184,7 @@ async fn the_compute_budget_kills_a_hot_loop() {
         failure(&result),
         Some((
             "timeout",
-            "compute budget exhausted (1000ms busy)".to_owned()
+            "compute budget exhausted (500ms busy)".to_owned()
         ))
     );
 }
@@ -364,13 +364,44 @@ async fn invalid_bindings_are_contract_errors() {
     assert!(matches!(err, ContractError::UnusableMemberProperty { .. }));
 }
 
-#[tokio::test]
-async fn a_missing_interpreter_is_a_worker_exit() {
-    let runtime = runtime().with_interpreter("/nonexistent/python3");
-    let (result, _) = run(&runtime, "return 1").await;
-    let (kind, message) = failure(&result).unwrap();
-    assert_eq!(kind, "worker-exit");
-    assert!(message.starts_with("worker failed to start"), "{message}");
+#[test]
+fn a_missing_interpreter_is_refused_when_the_runtime_is_built() {
+    for isolation in [Isolation::Sandbox, Isolation::UnconfinedProcess] {
+        let err = PythonRuntime::with_options(
+            RuntimeLimits::default(),
+            PythonOptions::default()
+                .interpreter("/nonexistent/python3")
+                .isolation(isolation),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, ContractError::InterpreterUnavailable { interpreter, .. } if interpreter == "/nonexistent/python3"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_sandbox_fails_closed_and_names_what_is_missing() {
+    let err = PythonRuntime::with_options(
+        RuntimeLimits::default(),
+        PythonOptions::default().bwrap("/nonexistent/bwrap"),
+    )
+    .unwrap_err();
+    let ContractError::Unconfinable { missing } = &err else {
+        panic!("{err}");
+    };
+    assert!(missing.contains("bubblewrap"), "{missing}");
+    assert!(err.to_string().contains("UnconfinedProcess"), "{err}");
+    // The explicit opt-out does not need the sandbox.
+    let unconfined = PythonRuntime::with_options(
+        RuntimeLimits::default(),
+        PythonOptions::default()
+            .bwrap("/nonexistent/bwrap")
+            .isolation(Isolation::UnconfinedProcess),
+    )
+    .unwrap();
+    assert_eq!(unconfined.isolation(), "unconfined-process");
 }
 
 #[tokio::test]

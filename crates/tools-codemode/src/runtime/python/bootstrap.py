@@ -409,6 +409,8 @@ def _limit(which, wanted):
 
 
 def _boot():
+    # bubblewrap exports the working directory it set; the program's environment is PATH alone.
+    os.environ.pop("PWD", None)
     boot = _read_frame()
     if type(boot) is not dict or boot.get("type") != "boot":
         os._exit(71)

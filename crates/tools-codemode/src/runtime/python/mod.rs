@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tools_json::{JsonValue, Limits};
 
 use super::lifecycle::{RunGuard, RunRegistry};
+use super::sandbox::{CHILD_PATH, INFO_FD, Isolation, Sandbox, Scratch, cpu_millis};
 use super::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingNamespace, CodeRunFailure, CodeRunRequest,
     CodeRunResult, CodeRuntime, ContractError, DISPOSED_MESSAGE, DisposeFuture, FailureKind,
@@ -38,59 +39,222 @@ const BOOTSTRAP: &str = include_str!("bootstrap.py");
 pub const PYTHON_TRUNCATION_MARKER: &str =
     "[dsh-code-runtime-python] log capture truncated at {} bytes";
 
-/// The `PATH` the child gets (its only environment variable).
-const CHILD_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
 /// Slack on top of the output cap for one fd-3 line (the frame envelope).
 const LINE_SLACK: usize = 64 * 1024;
+
+/// How often the host reads the program's busy time.
+const CPU_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// A line of stray output longer than this is split into several entries.
 const STRAY_LINE_MAX: usize = 64 * 1024;
 
-/// The Python runtime: one `python3 -I` child process per run.
+/// The Python runtime: one `python3 -I` child process per run, confined by a bubblewrap
+/// sandbox unless the host opts out by name.
 ///
-/// `language()` is Python, `isolation()` is `process`. The program is the body of an async
-/// function (top-level `await` and `return`); `print` becomes log entries, and anything
-/// the process writes to stdout or stderr is captured line by line as stray output. The
-/// child gets an empty environment (only `PATH`), no stdin, `RLIMIT_CPU` from the compute
-/// budget (whole seconds, rounded up), `RLIMIT_AS` from the memory cap plus an interpreter
-/// allowance, no core dumps, and its own process group, which is killed when the run ends.
+/// `language()` is Python. The program is the body of an async function (top-level `await`
+/// and `return`); `print` becomes log entries, and anything the process writes to stdout or
+/// stderr is captured line by line as stray output. The child gets an empty environment
+/// (only `PATH`), no stdin, `RLIMIT_AS` from the memory cap plus an interpreter allowance, no
+/// core dumps, and is ended with everything it started when the run ends.
 ///
-/// This is not a sandbox: the program has the file system, network and process authority
-/// of the user running the host, unless the deployment confines the process itself.
+/// # Isolation
+///
+/// By default ([`Isolation::Sandbox`]) the child runs in a bubblewrap sandbox: no network
+/// (not even the host's loopback), a read-only view of the interpreter's prefix and the
+/// shared libraries and nothing else of the file system, its own pid namespace (it can
+/// signal nothing outside its run, and every process it starts dies with it), no
+/// capabilities. [`PythonRuntime::new`] probes the sandbox once and fails closed with
+/// [`ContractError::Unconfinable`] when it cannot be built. [`PythonOptions::scratch`]
+/// adds a private writable `/tmp`, removed after each run.
+///
+/// # Budgets
+///
+/// The compute budget is the busy time of the program's process (all its threads), read by
+/// the host every 10 ms and enforced to within a few tens of milliseconds; `RLIMIT_CPU`
+/// (rounded up to whole seconds) backs it in every process the program forks. Python's
+/// `MemoryError` is an ordinary exception the program may catch, but the address-space cap
+/// holds whatever it does.
 #[derive(Debug)]
 pub struct PythonRuntime {
     limits: RuntimeLimits,
-    interpreter: PathBuf,
+    launch: Arc<Launch>,
     registry: Arc<RunRegistry>,
 }
 
+/// How a [`PythonRuntime`] starts its interpreter.
+///
+/// # Examples
+///
+/// ```no_run
+/// use tools_codemode::{Isolation, PythonOptions, PythonRuntime, RuntimeLimits};
+///
+/// // The default: a sandboxed `python3` (fails closed where the sandbox cannot be built).
+/// let sandboxed = PythonRuntime::new(RuntimeLimits::default())?;
+/// // A writable private /tmp for each run, removed afterwards.
+/// let with_scratch = PythonRuntime::with_options(
+///     RuntimeLimits::default(),
+///     PythonOptions::default().scratch(true),
+/// )?;
+/// // Explicitly unconfined: the program gets the host user's authority.
+/// let unconfined = PythonRuntime::with_options(
+///     RuntimeLimits::default(),
+///     PythonOptions::default().isolation(Isolation::UnconfinedProcess),
+/// )?;
+/// # Ok::<(), tools_codemode::ContractError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct PythonOptions {
+    interpreter: PathBuf,
+    isolation: Isolation,
+    scratch: bool,
+    bwrap: PathBuf,
+}
+
+impl Default for PythonOptions {
+    fn default() -> PythonOptions {
+        PythonOptions {
+            interpreter: PathBuf::from("python3"),
+            isolation: Isolation::Sandbox,
+            scratch: false,
+            bwrap: PathBuf::from("bwrap"),
+        }
+    }
+}
+
+impl PythonOptions {
+    /// The interpreter: a path, or a name looked up on `/usr/local/bin:/usr/bin:/bin`
+    /// (default `python3`). It is resolved once, when the runtime is built.
+    pub fn interpreter(mut self, interpreter: impl Into<PathBuf>) -> PythonOptions {
+        self.interpreter = interpreter.into();
+        self
+    }
+
+    /// How the child is confined (default [`Isolation::Sandbox`]).
+    pub fn isolation(mut self, isolation: Isolation) -> PythonOptions {
+        self.isolation = isolation;
+        self
+    }
+
+    /// Whether each sandboxed run gets a private writable `/tmp` (also its working
+    /// directory), created before the run and removed with its contents afterwards
+    /// (default `false`: nothing is writable). Ignored when unconfined.
+    pub fn scratch(mut self, scratch: bool) -> PythonOptions {
+        self.scratch = scratch;
+        self
+    }
+
+    /// The bubblewrap binary: a path, or a name looked up on the host's `PATH` (default
+    /// `bwrap`).
+    pub fn bwrap(mut self, bwrap: impl Into<PathBuf>) -> PythonOptions {
+        self.bwrap = bwrap.into();
+        self
+    }
+}
+
+/// What every run of one runtime starts: resolved and probed once.
+#[derive(Debug)]
+struct Launch {
+    /// The interpreter's real executable.
+    executable: PathBuf,
+    isolation: Isolation,
+    sandbox: Option<Sandbox>,
+    scratch: bool,
+}
+
+/// Asks the interpreter where it lives: `[executable, prefixes…]`.
+const WHERE_SCRIPT: &str = "import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]))";
+
 impl PythonRuntime {
-    /// A runtime that starts `python3` (found on the host's `PATH`) for each run.
+    /// A sandboxed runtime starting `python3`, with the default [`PythonOptions`].
+    ///
+    /// Blocks briefly: the interpreter is resolved and the sandbox probed once, by running
+    /// the interpreter twice.
     ///
     /// # Errors
     ///
-    /// [`ContractError::InvalidLimit`] for a limit out of range.
+    /// [`ContractError::InvalidLimit`] for a limit out of range,
+    /// [`ContractError::InterpreterUnavailable`] when the interpreter cannot be run, and
+    /// [`ContractError::Unconfinable`] when the sandbox cannot be built.
     pub fn new(limits: RuntimeLimits) -> Result<PythonRuntime, ContractError> {
-        limits.validate()?;
-        Ok(PythonRuntime {
-            limits,
-            interpreter: PathBuf::from("python3"),
-            registry: RunRegistry::new(),
-        })
+        PythonRuntime::with_options(limits, PythonOptions::default())
     }
 
-    /// The same runtime starting another interpreter (a path, or a name looked up on the
-    /// host's `PATH`).
-    pub fn with_interpreter(mut self, interpreter: impl Into<PathBuf>) -> PythonRuntime {
-        self.interpreter = interpreter.into();
-        self
+    /// A runtime with explicit options.
+    ///
+    /// # Errors
+    ///
+    /// As [`PythonRuntime::new`]; an unconfined runtime never fails for the sandbox.
+    pub fn with_options(
+        limits: RuntimeLimits,
+        options: PythonOptions,
+    ) -> Result<PythonRuntime, ContractError> {
+        limits.validate()?;
+        let located = locate(&options.interpreter)?;
+        let executable = located[0].clone();
+        let sandbox = match options.isolation {
+            Isolation::Sandbox => Some(Sandbox::probe(
+                &options.bwrap,
+                &located,
+                &[
+                    executable.clone().into(),
+                    "-I".into(),
+                    "-c".into(),
+                    "import json, asyncio, resource, socket".into(),
+                ],
+            )?),
+            Isolation::UnconfinedProcess => None,
+        };
+        Ok(PythonRuntime {
+            limits,
+            launch: Arc::new(Launch {
+                executable,
+                isolation: options.isolation,
+                sandbox,
+                scratch: options.scratch && options.isolation == Isolation::Sandbox,
+            }),
+            registry: RunRegistry::new(),
+        })
     }
 
     /// The limits every run gets.
     pub fn limits(&self) -> &RuntimeLimits {
         &self.limits
     }
+
+    /// The interpreter executable every run starts (symlinks resolved).
+    pub fn executable(&self) -> &std::path::Path {
+        &self.launch.executable
+    }
+}
+
+/// The interpreter's real executable followed by its prefixes.
+fn locate(interpreter: &std::path::Path) -> Result<Vec<PathBuf>, ContractError> {
+    let unavailable = |reason: String| ContractError::InterpreterUnavailable {
+        interpreter: interpreter.display().to_string(),
+        reason,
+    };
+    let output = std::process::Command::new(interpreter)
+        .args(["-I", "-c", WHERE_SCRIPT])
+        .env_clear()
+        .env("PATH", CHILD_PATH)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| unavailable(e.to_string()))?;
+    if !output.status.success() {
+        return Err(unavailable(format!("it exited with {}", output.status)));
+    }
+    let paths: Vec<String> = serde_json::from_slice(&output.stdout)
+        .map_err(|_| unavailable("it did not report its location".to_owned()))?;
+    let mut located: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let path = std::fs::canonicalize(&path).map_err(|e| unavailable(format!("{path}: {e}")))?;
+        located.push(path);
+    }
+    if located.is_empty() {
+        return Err(unavailable("it did not report its location".to_owned()));
+    }
+    Ok(located)
 }
 
 impl CodeRuntime for PythonRuntime {
@@ -99,12 +263,12 @@ impl CodeRuntime for PythonRuntime {
     }
 
     fn isolation(&self) -> &str {
-        "process"
+        self.launch.isolation.label()
     }
 
     fn run(&self, request: CodeRunRequest) -> RunFuture {
         let limits = self.limits.clone();
-        let interpreter = self.interpreter.clone();
+        let launch = Arc::clone(&self.launch);
         let registry = Arc::clone(&self.registry);
         Box::pin(async move {
             validate_bindings(&request.namespaces)?;
@@ -116,7 +280,7 @@ impl CodeRuntime for PythonRuntime {
             if registry.dispose_token().is_cancelled() {
                 return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, DISPOSED_MESSAGE)));
             }
-            Ok(Run::start(request, limits, interpreter, &registry, guard, ledger).await)
+            Ok(Run::start(request, limits, &launch, &registry, guard, ledger).await)
         })
     }
 
@@ -150,28 +314,40 @@ enum Stop {
     Abort,
     Disposed,
     Wall,
+    /// The program's process used its compute budget.
+    Compute,
     OutputLimit,
     /// The fd-3 channel broke or sent an over-long line.
     Channel,
 }
 
 /// Splits a byte stream into lines, refusing lines longer than a bound.
+///
+/// Linear in the bytes fed: the buffer never holds a `\n` between calls, so each byte is
+/// scanned once, and the complete lines are cut out with one shift of the remainder.
 #[derive(Debug, Default)]
 struct Lines {
     buffer: Vec<u8>,
 }
 
 impl Lines {
-    /// Appends bytes; returns the complete lines (without `\n`), or `Err` when an
-    /// unfinished line exceeds `max`.
+    /// Appends bytes; returns the complete lines (without `\n`), or `Err` when a line (or
+    /// the unfinished rest) exceeds `max`.
     fn feed(&mut self, bytes: &[u8], max: usize) -> Result<Vec<Vec<u8>>, ()> {
+        let mut scan = self.buffer.len();
         self.buffer.extend_from_slice(bytes);
         let mut lines = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
-            let mut line: Vec<u8> = self.buffer.drain(..=end).collect();
-            line.pop();
-            lines.push(line);
+        let mut start = 0;
+        while let Some(offset) = self.buffer[scan..].iter().position(|&b| b == b'\n') {
+            let end = scan + offset;
+            if end - start > max {
+                return Err(());
+            }
+            lines.push(self.buffer[start..end].to_vec());
+            start = end + 1;
+            scan = start;
         }
+        self.buffer.drain(..start);
         if self.buffer.len() > max {
             return Err(());
         }
@@ -231,13 +407,26 @@ impl Run {
     async fn start(
         request: CodeRunRequest,
         limits: RuntimeLimits,
-        interpreter: PathBuf,
+        launch: &Launch,
         registry: &RunRegistry,
         guard: RunGuard,
         ledger: OutputLedger,
     ) -> CodeRunResult {
-        let spawned = spawn(&interpreter);
-        let (mut child, channel) = match spawned {
+        let scratch = if launch.scratch {
+            match Scratch::create() {
+                Ok(scratch) => Some(scratch),
+                Err(error) => {
+                    return ledger.fail(CodeRunFailure::new(
+                        FailureKind::WorkerExit,
+                        format!("worker failed to start: scratch directory: {error}"),
+                    ));
+                }
+            }
+        } else {
+            None
+        };
+        let spawned = spawn(launch, scratch.as_ref().map(Scratch::path));
+        let (mut child, channel, info) = match spawned {
             Ok(spawned) => spawned,
             Err(message) => {
                 return ledger.fail(CodeRunFailure::new(
@@ -263,6 +452,11 @@ impl Run {
             ledger,
             writer,
         };
+        // Unconfined, the program is the child itself; sandboxed, bubblewrap reports its pid.
+        let process = match info {
+            None => Process::Known(child.id()),
+            Some(info) => Process::Reported(info, Vec::new()),
+        };
         let result = run
             .serve(
                 request,
@@ -270,10 +464,12 @@ impl Run {
                 &mut child,
                 &mut killer,
                 reader,
-                stdout,
-                stderr,
+                (stdout, stderr),
+                process,
             )
             .await;
+        // The scratch directory goes only once every process that could write to it is gone.
+        drop(scratch);
         drop(guard);
         result
     }
@@ -296,8 +492,11 @@ impl Run {
         child: &mut Child,
         killer: &mut GroupKiller,
         mut reader: tokio::net::unix::OwnedReadHalf,
-        stdout: Option<tokio::process::ChildStdout>,
-        stderr: Option<tokio::process::ChildStderr>,
+        (stdout, stderr): (
+            Option<tokio::process::ChildStdout>,
+            Option<tokio::process::ChildStderr>,
+        ),
+        mut process: Process,
     ) -> CodeRunResult {
         let CodeRunRequest {
             program,
@@ -334,6 +533,10 @@ impl Run {
         let mut out_buf = vec![0u8; 16 * 1024];
         let mut err_buf = vec![0u8; 16 * 1024];
         let mut fd3_open = true;
+        let compute_ms = u64::try_from(limits.compute.as_millis()).unwrap_or(u64::MAX);
+        let mut meter = tokio::time::interval(CPU_POLL);
+        meter.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut info_buf = [0u8; 512];
 
         while stop.is_none() && done.is_none() && exit.is_none() {
             tokio::select! {
@@ -342,6 +545,16 @@ impl Run {
                 () = cancel.cancelled() => stop = Some(Stop::Abort),
                 () = dispose.cancelled() => stop = Some(Stop::Disposed),
                 () = &mut wall => stop = Some(Stop::Wall),
+                _ = meter.tick(), if process.pid().is_some() => {
+                    if let Some(pid) = process.pid()
+                        && cpu_millis(pid).is_some_and(|busy| busy >= compute_ms)
+                    {
+                        stop = Some(Stop::Compute);
+                    }
+                }
+                read = process.read_info(&mut info_buf) => {
+                    process.feed_info(read.map(|count| &info_buf[..count]));
+                }
                 read = reader.read(&mut fd3_buf), if fd3_open => {
                     let Ok(count) = read else { fd3_open = false; continue; };
                     if count == 0 {
@@ -459,6 +672,7 @@ impl Run {
                 FailureKind::Timeout,
                 format!("wall-clock ceiling reached ({}ms)", limits.wall.as_millis()),
             )),
+            (Some(Stop::Compute), _) => Err(compute_failure(&limits)),
             (Some(Stop::OutputLimit), _) => Err(CodeRunFailure::new(FailureKind::OutputLimit, "")),
             (_, Some(Done::Failure(failure))) => Err(failure),
             (_, Some(Done::Value(value))) => Ok(value),
@@ -622,46 +836,54 @@ async fn read_some(
     }
 }
 
-/// The failure of a child that ended before `done`.
+/// A spent compute budget.
+fn compute_failure(limits: &RuntimeLimits) -> CodeRunFailure {
+    CodeRunFailure::new(
+        FailureKind::Timeout,
+        format!(
+            "compute budget exhausted ({}ms busy)",
+            limits.compute.as_millis()
+        ),
+    )
+}
+
+/// The failure of a child that ended before `done`. Sandboxed, the status is bubblewrap's,
+/// which reports a program killed by signal `N` as exit code `128 + N`.
 fn exit_failure(
     exit: Option<ExitStatus>,
     killed_by_host: bool,
     limits: &RuntimeLimits,
 ) -> CodeRunFailure {
     use std::os::unix::process::ExitStatusExt;
-    let compute = || {
-        CodeRunFailure::new(
-            FailureKind::Timeout,
-            format!(
-                "compute budget exhausted ({}ms busy)",
-                cpu_seconds(limits) * 1000
-            ),
-        )
+    let Some(status) = exit else {
+        return CodeRunFailure::new(FailureKind::WorkerExit, "worker exited before completing");
     };
-    match exit {
-        Some(status) => match (status.code(), status.signal()) {
-            (Some(code), _) => CodeRunFailure::new(
+    let signal = match (status.code(), status.signal()) {
+        (Some(code), _) if (129..=192).contains(&code) => Some(code - 128),
+        (Some(code), _) => {
+            return CodeRunFailure::new(
                 FailureKind::WorkerExit,
                 format!("worker exited with code {code} before completing"),
-            ),
-            // RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL at the hard one.
-            (None, Some(24)) => compute(),
-            (None, Some(9)) if !killed_by_host => compute(),
-            (None, Some(signal)) => CodeRunFailure::new(
-                FailureKind::WorkerExit,
-                format!("worker killed by signal {signal} before completing"),
-            ),
-            (None, None) => {
-                CodeRunFailure::new(FailureKind::WorkerExit, "worker exited before completing")
-            }
-        },
+            );
+        }
+        (None, signal) => signal,
+    };
+    match signal {
+        // RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL at the hard one.
+        Some(24) => compute_failure(limits),
+        Some(9) if !killed_by_host => compute_failure(limits),
+        Some(signal) => CodeRunFailure::new(
+            FailureKind::WorkerExit,
+            format!("worker killed by signal {signal} before completing"),
+        ),
         None => CodeRunFailure::new(FailureKind::WorkerExit, "worker exited before completing"),
     }
 }
 
-/// The compute budget in whole seconds, rounded up (`RLIMIT_CPU` has 1 s granularity).
+/// The `RLIMIT_CPU` backstop in whole seconds: the budget rounded up, plus one second, so
+/// the host's own measurement ends the run first.
 fn cpu_seconds(limits: &RuntimeLimits) -> u64 {
-    limits.compute.as_millis().div_ceil(1000).max(1) as u64
+    (limits.compute.as_millis().div_ceil(1000).max(1) as u64).saturating_add(1)
 }
 
 /// The `boot` frame.
@@ -696,19 +918,98 @@ fn boot_frame(namespaces: &[BindingNamespace], limits: &RuntimeLimits) -> String
     )
 }
 
-/// Starts the child with the socketpair's other end as its fd 3.
-fn spawn(interpreter: &PathBuf) -> Result<(Child, tokio::net::UnixStream), String> {
+/// The read end of bubblewrap's `--info-fd` pipe.
+type InfoPipe = tokio::net::unix::pipe::Receiver;
+
+/// The program's own process, whose busy time is metered.
+enum Process {
+    /// Its pid (unconfined: the child itself; `None` once reaped).
+    Known(Option<u32>),
+    /// Sandboxed: bubblewrap reports it on the info pipe, read until the report is whole.
+    Reported(InfoPipe, Vec<u8>),
+}
+
+impl Process {
+    fn pid(&self) -> Option<u32> {
+        match self {
+            Process::Known(pid) => *pid,
+            Process::Reported(..) => None,
+        }
+    }
+
+    /// Reads the info pipe; pending forever once the pid is known.
+    async fn read_info(&mut self, buffer: &mut [u8]) -> Option<usize> {
+        match self {
+            Process::Reported(pipe, _) => match pipe.read(buffer).await {
+                Ok(0) | Err(_) => None,
+                Ok(count) => Some(count),
+            },
+            Process::Known(_) => std::future::pending().await,
+        }
+    }
+
+    /// Takes what the info pipe gave; `None` is its end. The report is one JSON object
+    /// written before the program starts; anything after it is ignored.
+    fn feed_info(&mut self, bytes: Option<&[u8]>) {
+        let Process::Reported(_, report) = self else {
+            return;
+        };
+        let Some(bytes) = bytes else {
+            *self = Process::Known(None);
+            return;
+        };
+        report.extend_from_slice(bytes);
+        if let Some(end) = report.iter().position(|&b| b == b'}') {
+            let pid = serde_json::from_slice::<Value>(&report[..=end])
+                .ok()
+                .and_then(|info| info.get("child-pid").and_then(Value::as_u64))
+                .and_then(|pid| u32::try_from(pid).ok());
+            *self = Process::Known(pid);
+        } else if report.len() > 4096 {
+            *self = Process::Known(None);
+        }
+    }
+}
+
+/// Starts the child with the socketpair's other end as its fd 3: the interpreter itself
+/// when unconfined, else bubblewrap around it (with the info pipe as its fd 4).
+fn spawn(
+    launch: &Launch,
+    scratch: Option<&std::path::Path>,
+) -> Result<(Child, tokio::net::UnixStream, Option<InfoPipe>), String> {
     let (host_end, child_end) =
         std::os::unix::net::UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
     host_end
         .set_nonblocking(true)
         .map_err(|e| format!("socketpair: {e}"))?;
-    let mut command = Command::new(interpreter);
+    let mut mappings = vec![FdMapping {
+        parent_fd: OwnedFd::from(child_end),
+        child_fd: 3,
+    }];
+    let interpreter_args = ["-I", "-B", "-u", "-c", BOOTSTRAP];
+    let (mut command, info) = match &launch.sandbox {
+        Some(sandbox) => {
+            let (info_read, info_write) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+            mappings.push(FdMapping {
+                parent_fd: OwnedFd::from(info_write),
+                child_fd: INFO_FD,
+            });
+            let info = InfoPipe::from_owned_fd(OwnedFd::from(info_read))
+                .map_err(|e| format!("pipe: {e}"))?;
+            let mut command = Command::new(sandbox.program());
+            command
+                .args(sandbox.args(scratch, true))
+                .arg(&launch.executable)
+                .args(interpreter_args);
+            (command, Some(info))
+        }
+        None => {
+            let mut command = Command::new(&launch.executable);
+            command.args(interpreter_args);
+            (command, None)
+        }
+    };
     command
-        .arg("-I")
-        .arg("-u")
-        .arg("-c")
-        .arg(BOOTSTRAP)
         .env_clear()
         .env("PATH", CHILD_PATH)
         .stdin(Stdio::null())
@@ -717,19 +1018,16 @@ fn spawn(interpreter: &PathBuf) -> Result<(Child, tokio::net::UnixStream), Strin
         .kill_on_drop(true)
         .process_group(0);
     command
-        .fd_mappings(vec![FdMapping {
-            parent_fd: OwnedFd::from(child_end),
-            child_fd: 3,
-        }])
+        .fd_mappings(mappings)
         .map_err(|e| format!("fd mapping: {e}"))?;
     let child = command
         .spawn()
-        .map_err(|e| format!("{}: {e}", interpreter.display()))?;
-    // The child has its copy of fd 3; the command (and our copy) can go.
+        .map_err(|e| format!("{}: {e}", launch.executable.display()))?;
+    // The child has its copies of the fds; the command (and our copies) can go.
     drop(command);
     let stream =
         tokio::net::UnixStream::from_std(host_end).map_err(|e| format!("socketpair: {e}"))?;
-    Ok((child, stream))
+    Ok((child, stream, info))
 }
 
 #[cfg(test)]
@@ -758,9 +1056,9 @@ mod tests {
             compute: std::time::Duration::from_millis(ms),
             ..RuntimeLimits::default()
         };
-        assert_eq!(cpu_seconds(&limits(1)), 1);
-        assert_eq!(cpu_seconds(&limits(1000)), 1);
-        assert_eq!(cpu_seconds(&limits(1001)), 2);
+        assert_eq!(cpu_seconds(&limits(1)), 2);
+        assert_eq!(cpu_seconds(&limits(1000)), 2);
+        assert_eq!(cpu_seconds(&limits(1001)), 3);
     }
 
     #[test]
@@ -774,7 +1072,7 @@ mod tests {
         let parsed = wire::parse(frame.trim_end(), 10).map(|p| p.value);
         let parsed = parsed.unwrap_or_default();
         assert_eq!(parsed["type"], "boot");
-        assert_eq!(parsed["cpuSeconds"], 60);
+        assert_eq!(parsed["cpuSeconds"], 61);
         assert_eq!(parsed["namespaces"][0]["names"][1], "a\"b");
         assert_eq!(
             parsed["namespaces"][0]["errorClass"]["memberNameProperty"],
