@@ -13,7 +13,7 @@
 //! | threat | how it is closed |
 //! | --- | --- |
 //! | network (TCP, UDP, loopback included) | a new network namespace: only its own, empty loopback |
-//! | files | a new mount namespace holding read-only binds of the interpreter's prefix, the shared libraries and `/etc/ld.so.cache`; a minimal `/dev` (`null`, `zero`, `urandom`, …); `/proc` of the run's own pid namespace; an optional per-run scratch directory at `/tmp`, removed afterwards |
+//! | files | a new mount namespace holding read-only binds of the interpreter's prefix, the shared libraries and `/etc/ld.so.cache`; a minimal, read-only `/dev` (`null`, `zero`, `urandom`, …); `/proc` of the run's own pid namespace; the root itself remounted read-only; an optional private `/tmp` (an in-memory file system of a fixed size that disappears with the run) |
 //! | signals, `ptrace`, other processes | a new pid namespace (nothing outside it is visible), a new IPC and UTS namespace, every capability dropped, a new session (no terminal injection) |
 //! | processes that outlive the run | the program is pid 1 of its namespace (`--as-pid-1`): when it ends, the kernel kills every process left in it, `setsid` and double forks included; when the host ends the run, the sandbox dies with its parent (`--die-with-parent`) |
 //! | nested sandboxes | further user namespaces are disabled (`--disable-userns`) |
@@ -115,7 +115,7 @@ impl Sandbox {
         };
         let mut command = StdCommand::new(&sandbox.bwrap);
         command
-            .args(sandbox.args(None, false))
+            .args(sandbox.args(0, false))
             .args(probe_argv)
             .env_clear()
             .env("PATH", CHILD_PATH)
@@ -151,8 +151,10 @@ impl Sandbox {
         &self.bwrap
     }
 
-    /// The arguments before the sandboxed command (`--` included).
-    pub(crate) fn args(&self, scratch: Option<&Path>, info_fd: bool) -> Vec<OsString> {
+    /// The arguments before the sandboxed command (`--` included): `scratch_bytes` is the
+    /// size of the private `/tmp` (none when 0), `info_fd` asks bubblewrap to report the
+    /// program's host pid on [`INFO_FD`].
+    pub(crate) fn args(&self, scratch_bytes: u64, info_fd: bool) -> Vec<OsString> {
         let mut args: Vec<OsString> = [
             "--unshare-user",
             "--unshare-pid",
@@ -191,14 +193,15 @@ impl Sandbox {
             }
         }
         args.extend(["--dev", "/dev", "--proc", "/proc"].map(OsString::from));
-        match scratch {
-            Some(dir) => {
-                args.push("--bind".into());
-                args.push(dir.into());
-                args.extend(["/tmp", "--chdir", SCRATCH_MOUNT].map(OsString::from));
-            }
-            None => args.extend(["--chdir", "/"].map(OsString::from)),
+        if scratch_bytes > 0 {
+            args.extend(["--size".into(), scratch_bytes.to_string().into()]);
+            args.extend(["--tmpfs", SCRATCH_MOUNT, "--chdir", SCRATCH_MOUNT].map(OsString::from));
+        } else {
+            args.extend(["--chdir", "/"].map(OsString::from));
         }
+        // The root bubblewrap builds and its /dev are in-memory file systems: read-only, so
+        // nothing outside the sized scratch can grow the host's memory.
+        args.extend(["--remount-ro", "/", "--remount-ro", "/dev"].map(OsString::from));
         if info_fd {
             args.push("--info-fd".into());
             args.push(INFO_FD.to_string().into());
@@ -275,52 +278,6 @@ pub(crate) fn find_program(program: &Path) -> Option<PathBuf> {
     None
 }
 
-/// A per-run scratch directory, removed with everything in it when dropped.
-#[derive(Debug)]
-pub(crate) struct Scratch {
-    path: PathBuf,
-}
-
-impl Scratch {
-    /// Creates a fresh private directory under the host's temporary directory.
-    pub(crate) fn create() -> std::io::Result<Scratch> {
-        use std::os::unix::fs::DirBuilderExt;
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        let nonce = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        loop {
-            let name = format!(
-                "tools-codemode-{}-{}-{nonce:08x}",
-                std::process::id(),
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            );
-            let path = base.join(name);
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(Scratch { path }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// The host path of the directory.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if let Err(error) = std::fs::remove_dir_all(&self.path) {
-            tracing::warn!(path = %self.path.display(), %error, "could not remove a Code Mode scratch directory");
-        }
-    }
-}
-
 /// Busy time of one process (all its threads), from `/proc/<pid>/stat`, in milliseconds;
 /// `None` once the process is gone or the file cannot be read.
 pub(crate) fn cpu_millis(pid: u32) -> Option<u64> {
@@ -364,21 +321,12 @@ mod tests {
     }
 
     #[test]
-    fn a_scratch_directory_goes_away() {
-        let scratch = Scratch::create().unwrap();
-        let path = scratch.path().to_path_buf();
-        std::fs::write(path.join("f"), b"x").unwrap();
-        drop(scratch);
-        assert!(!path.exists());
-    }
-
-    #[test]
     fn the_args_end_with_the_separator() {
         let sandbox = Sandbox {
             bwrap: PathBuf::from("/usr/bin/bwrap"),
             entries: plan(&[]),
         };
-        let args = sandbox.args(None, true);
+        let args = sandbox.args(0, true);
         assert_eq!(args.last().map(|a| a.as_os_str()), Some("--".as_ref()));
         assert!(args.iter().any(|a| a == "--unshare-net"));
         assert!(args.iter().any(|a| a == "--as-pid-1"));

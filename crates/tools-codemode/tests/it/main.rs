@@ -9,6 +9,8 @@
 mod bridge;
 mod depth;
 mod golden;
+#[cfg(feature = "python")]
+mod hostile_py;
 #[cfg(any(feature = "quickjs", feature = "python"))]
 mod hosts;
 mod ledger;

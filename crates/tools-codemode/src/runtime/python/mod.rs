@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tools_json::{JsonValue, Limits};
 
 use super::lifecycle::{RunGuard, RunRegistry};
-use super::sandbox::{CHILD_PATH, INFO_FD, Isolation, Sandbox, Scratch, cpu_millis};
+use super::sandbox::{CHILD_PATH, INFO_FD, Isolation, Sandbox, cpu_millis};
 use super::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingNamespace, CodeRunFailure, CodeRunRequest,
     CodeRunResult, CodeRuntime, ContractError, DISPOSED_MESSAGE, DisposeFuture, FailureKind,
@@ -64,8 +64,8 @@ const STRAY_LINE_MAX: usize = 64 * 1024;
 /// shared libraries and nothing else of the file system, its own pid namespace (it can
 /// signal nothing outside its run, and every process it starts dies with it), no
 /// capabilities. [`PythonRuntime::new`] probes the sandbox once and fails closed with
-/// [`ContractError::Unconfinable`] when it cannot be built. [`PythonOptions::scratch`]
-/// adds a private writable `/tmp`, removed after each run.
+/// [`ContractError::Unconfinable`] when it cannot be built. [`PythonOptions::scratch_bytes`]
+/// adds a private writable `/tmp` of a fixed size, gone when the run ends.
 ///
 /// # Budgets
 ///
@@ -90,10 +90,10 @@ pub struct PythonRuntime {
 ///
 /// // The default: a sandboxed `python3` (fails closed where the sandbox cannot be built).
 /// let sandboxed = PythonRuntime::new(RuntimeLimits::default())?;
-/// // A writable private /tmp for each run, removed afterwards.
+/// // A private writable /tmp of 16 MiB for each run, gone when the run ends.
 /// let with_scratch = PythonRuntime::with_options(
 ///     RuntimeLimits::default(),
-///     PythonOptions::default().scratch(true),
+///     PythonOptions::default().scratch_bytes(16 << 20),
 /// )?;
 /// // Explicitly unconfined: the program gets the host user's authority.
 /// let unconfined = PythonRuntime::with_options(
@@ -106,7 +106,7 @@ pub struct PythonRuntime {
 pub struct PythonOptions {
     interpreter: PathBuf,
     isolation: Isolation,
-    scratch: bool,
+    scratch_bytes: u64,
     bwrap: PathBuf,
 }
 
@@ -115,7 +115,7 @@ impl Default for PythonOptions {
         PythonOptions {
             interpreter: PathBuf::from("python3"),
             isolation: Isolation::Sandbox,
-            scratch: false,
+            scratch_bytes: 0,
             bwrap: PathBuf::from("bwrap"),
         }
     }
@@ -135,11 +135,12 @@ impl PythonOptions {
         self
     }
 
-    /// Whether each sandboxed run gets a private writable `/tmp` (also its working
-    /// directory), created before the run and removed with its contents afterwards
-    /// (default `false`: nothing is writable). Ignored when unconfined.
-    pub fn scratch(mut self, scratch: bool) -> PythonOptions {
-        self.scratch = scratch;
+    /// The size of a private writable `/tmp` (also the working directory) that each
+    /// sandboxed run gets: an in-memory file system that starts empty and disappears with
+    /// the run; writes past the size fail with `ENOSPC`. Default 0: nothing is writable.
+    /// Ignored when unconfined.
+    pub fn scratch_bytes(mut self, bytes: u64) -> PythonOptions {
+        self.scratch_bytes = bytes;
         self
     }
 
@@ -158,7 +159,7 @@ struct Launch {
     executable: PathBuf,
     isolation: Isolation,
     sandbox: Option<Sandbox>,
-    scratch: bool,
+    scratch_bytes: u64,
 }
 
 /// Asks the interpreter where it lives: `[executable, prefixes…]`.
@@ -210,7 +211,7 @@ impl PythonRuntime {
                 executable,
                 isolation: options.isolation,
                 sandbox,
-                scratch: options.scratch && options.isolation == Isolation::Sandbox,
+                scratch_bytes: options.scratch_bytes,
             }),
             registry: RunRegistry::new(),
         })
@@ -412,20 +413,7 @@ impl Run {
         guard: RunGuard,
         ledger: OutputLedger,
     ) -> CodeRunResult {
-        let scratch = if launch.scratch {
-            match Scratch::create() {
-                Ok(scratch) => Some(scratch),
-                Err(error) => {
-                    return ledger.fail(CodeRunFailure::new(
-                        FailureKind::WorkerExit,
-                        format!("worker failed to start: scratch directory: {error}"),
-                    ));
-                }
-            }
-        } else {
-            None
-        };
-        let spawned = spawn(launch, scratch.as_ref().map(Scratch::path));
+        let spawned = spawn(launch);
         let (mut child, channel, info) = match spawned {
             Ok(spawned) => spawned,
             Err(message) => {
@@ -468,8 +456,6 @@ impl Run {
                 process,
             )
             .await;
-        // The scratch directory goes only once every process that could write to it is gone.
-        drop(scratch);
         drop(guard);
         result
     }
@@ -537,6 +523,9 @@ impl Run {
         let mut meter = tokio::time::interval(CPU_POLL);
         meter.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut info_buf = [0u8; 512];
+        // Busy time counts from the boot acknowledgement: the interpreter's own start-up
+        // (imports of the bootstrap) is not the program's.
+        let mut cpu_base: Option<u64> = None;
 
         while stop.is_none() && done.is_none() && exit.is_none() {
             tokio::select! {
@@ -545,11 +534,12 @@ impl Run {
                 () = cancel.cancelled() => stop = Some(Stop::Abort),
                 () = dispose.cancelled() => stop = Some(Stop::Disposed),
                 () = &mut wall => stop = Some(Stop::Wall),
-                _ = meter.tick(), if process.pid().is_some() => {
-                    if let Some(pid) = process.pid()
-                        && cpu_millis(pid).is_some_and(|busy| busy >= compute_ms)
-                    {
-                        stop = Some(Stop::Compute);
+                _ = meter.tick(), if booted && process.pid().is_some() => {
+                    if let Some(busy) = process.pid().and_then(cpu_millis) {
+                        let base = *cpu_base.get_or_insert(busy);
+                        if busy.saturating_sub(base) >= compute_ms {
+                            stop = Some(Stop::Compute);
+                        }
                     }
                 }
                 read = process.read_info(&mut info_buf) => {
@@ -571,6 +561,7 @@ impl Run {
                         match self.frame(parsed, &mut booted) {
                             Frame::Ignore => {}
                             Frame::BootAck => {
+                                cpu_base = process.pid().and_then(cpu_millis);
                                 let run = format!("{{\"type\":\"run\",\"program\":{}}}\n", wire::quote(&program));
                                 if self.send(&run).await.is_err() {
                                     stop = Some(Stop::Channel);
@@ -973,10 +964,7 @@ impl Process {
 
 /// Starts the child with the socketpair's other end as its fd 3: the interpreter itself
 /// when unconfined, else bubblewrap around it (with the info pipe as its fd 4).
-fn spawn(
-    launch: &Launch,
-    scratch: Option<&std::path::Path>,
-) -> Result<(Child, tokio::net::UnixStream, Option<InfoPipe>), String> {
+fn spawn(launch: &Launch) -> Result<(Child, tokio::net::UnixStream, Option<InfoPipe>), String> {
     let (host_end, child_end) =
         std::os::unix::net::UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
     host_end
@@ -998,7 +986,7 @@ fn spawn(
                 .map_err(|e| format!("pipe: {e}"))?;
             let mut command = Command::new(sandbox.program());
             command
-                .args(sandbox.args(scratch, true))
+                .args(sandbox.args(launch.scratch_bytes, true))
                 .arg(&launch.executable)
                 .args(interpreter_args);
             (command, Some(info))
