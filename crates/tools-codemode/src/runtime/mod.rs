@@ -20,6 +20,8 @@ mod lifecycle;
 mod python;
 #[cfg(feature = "quickjs")]
 mod quickjs;
+#[cfg(feature = "python")]
+mod wire;
 
 use std::fmt;
 use std::future::Future;
