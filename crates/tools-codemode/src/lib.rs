@@ -15,8 +15,6 @@ pub use bridge::{
     render_run_code_output, run_code_output_schema, run_code_parameters, sdk_section, sdk_tools,
 };
 pub use error::Error;
-#[cfg(feature = "quickjs")]
-pub use runtime::QuickJsRuntime;
 pub use runtime::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingFuture, BindingHost, BindingNamespace,
     CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError, DISPOSED_MESSAGE,
@@ -27,6 +25,8 @@ pub use runtime::{
 };
 #[cfg(feature = "python")]
 pub use runtime::{Isolation, PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
+#[cfg(feature = "quickjs")]
+pub use runtime::{QuickJsRuntime, quickjs_worker_main};
 pub use sdk::{
     Language, LanguageBinding, RunCodeFlavour, SDK_HEADING, SdkRenderer, ToolSdkSchema,
     json_schema_to_py, json_schema_to_ts,

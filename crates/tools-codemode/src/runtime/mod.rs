@@ -22,6 +22,10 @@ mod python;
 mod quickjs;
 #[cfg(feature = "python")]
 mod sandbox;
+#[cfg(any(feature = "quickjs", feature = "python"))]
+mod wire;
+#[cfg(feature = "quickjs")]
+mod worker;
 
 use std::fmt;
 use std::future::Future;
@@ -45,6 +49,8 @@ pub use validate::{
     RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS, is_portable_identifier,
     validate_bindings,
 };
+#[cfg(feature = "quickjs")]
+pub use worker::quickjs_worker_main;
 
 /// The message of an `abort` failure when the run's token is cancelled.
 pub const ABORTED_MESSAGE: &str = "run aborted";

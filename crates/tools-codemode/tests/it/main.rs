@@ -1,6 +1,6 @@
 //! Behaviour tests of `tools-codemode`: golden files, the spec's §5.3 scenarios, depth and
-//! linear-time safety, properties, the output ledger, and the QuickJS and Python code
-//! runtimes.
+//! linear-time safety, properties, the output ledger, the QuickJS and Python code
+//! runtimes, and the confined QuickJS worker process.
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -23,3 +23,5 @@ mod quickjs;
 mod roundtrip;
 mod scenarios;
 mod support;
+#[cfg(feature = "quickjs")]
+mod worker;

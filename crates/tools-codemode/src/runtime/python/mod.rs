@@ -2,7 +2,7 @@
 //! JSON Lines on file descriptor 3 (a socketpair end), with an empty environment, resource
 //! limits applied by the child at boot, and every frame from the child treated as hostile.
 
-mod wire;
+use super::wire;
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;

@@ -1,9 +1,12 @@
-//! The fd-3 wire of the Python runtime: an iterative JSON parser for the child's lines (any
-//! depth, no recursion, integer tokens that no exact number can hold are flagged instead of
-//! rounded) and the host's own frames.
+//! The JSON-Lines wire shared by the child-process runtimes: an iterative JSON parser for
+//! frames (any depth, no recursion, integer tokens that no exact number can hold are flagged
+//! instead of rounded), string quoting, and the host's `reply` frame. The Python host reads
+//! its child's fd-3 lines with it; the confined QuickJS worker reads the host's stdin lines.
 
 use serde_json::{Map, Number, Value};
-use tools_json::{JsonValue, drop_deep};
+#[cfg(feature = "python")]
+use tools_json::JsonValue;
+use tools_json::drop_deep;
 
 /// A parsed line.
 #[derive(Debug)]
@@ -290,6 +293,7 @@ pub(super) fn quote(text: &str) -> String {
 }
 
 /// A `reply` frame.
+#[cfg(feature = "python")]
 pub(super) fn reply(id: &Number, result: &Result<JsonValue, String>) -> String {
     match result {
         Ok(value) => format!(
@@ -306,6 +310,7 @@ pub(super) fn reply(id: &Number, result: &Result<JsonValue, String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tools_json::JsonValue;
 
     fn text(line: &str) -> Option<String> {
         parse(line, 100).map(|p| {
@@ -388,6 +393,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "python")]
     fn replies() {
         let id = Number::from(7);
         let ok = reply(&id, &Ok(JsonValue::parse("[1]").unwrap()));
