@@ -15,6 +15,8 @@ pub use bridge::{
     render_run_code_output, run_code_output_schema, run_code_parameters, sdk_section, sdk_tools,
 };
 pub use error::Error;
+#[cfg(feature = "process")]
+pub use runtime::Isolation;
 pub use runtime::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingFuture, BindingHost, BindingNamespace,
     CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError, DISPOSED_MESSAGE,
@@ -24,7 +26,9 @@ pub use runtime::{
     validate_bindings,
 };
 #[cfg(feature = "python")]
-pub use runtime::{Isolation, PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
+pub use runtime::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
+#[cfg(feature = "quickjs-process")]
+pub use runtime::{QuickJsProcessOptions, QuickJsProcessRuntime};
 #[cfg(feature = "quickjs")]
 pub use runtime::{QuickJsRuntime, quickjs_worker_main};
 pub use sdk::{

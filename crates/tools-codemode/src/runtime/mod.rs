@@ -14,15 +14,13 @@ mod ledger;
 mod limits;
 mod validate;
 
-#[cfg(any(feature = "quickjs", feature = "python"))]
+#[cfg(any(feature = "quickjs", feature = "process"))]
 mod lifecycle;
-#[cfg(feature = "python")]
-mod python;
+#[cfg(feature = "process")]
+mod process;
 #[cfg(feature = "quickjs")]
 mod quickjs;
-#[cfg(feature = "python")]
-mod sandbox;
-#[cfg(any(feature = "quickjs", feature = "python"))]
+#[cfg(any(feature = "quickjs", feature = "process"))]
 mod wire;
 #[cfg(feature = "quickjs")]
 mod worker;
@@ -39,12 +37,14 @@ use crate::Language;
 
 pub use ledger::{OutputLedger, json_string_len, json_value_len};
 pub use limits::RuntimeLimits;
+#[cfg(feature = "process")]
+pub use process::Isolation;
 #[cfg(feature = "python")]
-pub use python::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
+pub use process::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
+#[cfg(feature = "quickjs-process")]
+pub use process::{QuickJsProcessOptions, QuickJsProcessRuntime};
 #[cfg(feature = "quickjs")]
 pub use quickjs::QuickJsRuntime;
-#[cfg(feature = "python")]
-pub use sandbox::Isolation;
 pub use validate::{
     RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS, is_portable_identifier,
     validate_bindings,

@@ -4,7 +4,7 @@
 //! its child's fd-3 lines with it; the confined QuickJS worker reads the host's stdin lines.
 
 use serde_json::{Map, Number, Value};
-#[cfg(feature = "python")]
+#[cfg(feature = "process")]
 use tools_json::JsonValue;
 use tools_json::drop_deep;
 
@@ -293,7 +293,7 @@ pub(super) fn quote(text: &str) -> String {
 }
 
 /// A `reply` frame.
-#[cfg(feature = "python")]
+#[cfg(feature = "process")]
 pub(super) fn reply(id: &Number, result: &Result<JsonValue, String>) -> String {
     match result {
         Ok(value) => format!(
@@ -393,7 +393,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "python")]
+    #[cfg(feature = "process")]
     fn replies() {
         let id = Number::from(7);
         let ok = reply(&id, &Ok(JsonValue::parse("[1]").unwrap()));

@@ -19,6 +19,8 @@ mod properties;
 mod python;
 #[cfg(feature = "quickjs")]
 mod quickjs;
+#[cfg(all(feature = "quickjs-process", feature = "quickjs"))]
+mod quickjs_process;
 #[cfg(all(feature = "bridge", feature = "quickjs"))]
 mod roundtrip;
 mod scenarios;

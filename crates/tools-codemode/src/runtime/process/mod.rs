@@ -1,6 +1,20 @@
-//! The Python runtime: `python3 -I` in a child process of its own process group, speaking
-//! JSON Lines on file descriptor 3 (a socketpair end), with an empty environment, resource
-//! limits applied by the child at boot, and every frame from the child treated as hostile.
+//! The process-backed code runtimes: a child process per run, confined by a bubblewrap
+//! sandbox unless the host opts out by name, speaking JSON Lines with the host. The host
+//! side here is shared: the Python runtime's child is `python3 -I` running `bootstrap.py`
+//! (frames on its fd 3), the confined TypeScript runtime's child is the QuickJS worker
+//! (frames on its stdin and stdout). Every frame from a child is treated as hostile.
+
+#[cfg(feature = "python")]
+mod python;
+#[cfg(feature = "quickjs-process")]
+mod quickjs;
+mod sandbox;
+
+#[cfg(feature = "python")]
+pub use python::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
+#[cfg(feature = "quickjs-process")]
+pub use quickjs::{QuickJsProcessOptions, QuickJsProcessRuntime};
+pub use sandbox::Isolation;
 
 use super::wire;
 
@@ -16,28 +30,19 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Number, Value};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::net::unix::OwnedWriteHalf;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 use tools_json::{JsonValue, Limits};
 
+use self::sandbox::{CHILD_PATH, INFO_FD, Sandbox, cpu_millis};
 use super::lifecycle::{RunGuard, RunRegistry};
-use super::sandbox::{CHILD_PATH, INFO_FD, Isolation, Sandbox, cpu_millis};
 use super::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingNamespace, CodeRunFailure, CodeRunRequest,
-    CodeRunResult, CodeRuntime, ContractError, DISPOSED_MESSAGE, DisposeFuture, FailureKind,
-    INVALID_OUTPUT_MESSAGE, OutputLedger, RunFuture, RuntimeLimits, validate_bindings,
+    CodeRunResult, ContractError, DISPOSED_MESSAGE, FailureKind, INVALID_OUTPUT_MESSAGE,
+    OutputLedger, RuntimeLimits, validate_bindings,
 };
-use crate::Language;
-
-/// The child's bootstrap, run with `python3 -I -u -c`.
-const BOOTSTRAP: &str = include_str!("bootstrap.py");
-
-/// The text of the child's truncation-marker log frame (`{N}` is its log budget).
-pub const PYTHON_TRUNCATION_MARKER: &str =
-    "[dsh-code-runtime-python] log capture truncated at {} bytes";
 
 /// Slack on top of the output cap for one fd-3 line (the frame envelope).
 const LINE_SLACK: usize = 64 * 1024;
@@ -48,247 +53,49 @@ const CPU_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 /// A line of stray output longer than this is split into several entries.
 const STRAY_LINE_MAX: usize = 64 * 1024;
 
-/// The Python runtime: one `python3 -I` child process per run, confined by a bubblewrap
-/// sandbox unless the host opts out by name.
-///
-/// `language()` is Python. The program is the body of an async function (top-level `await`
-/// and `return`); `print` becomes log entries, and anything the process writes to stdout or
-/// stderr is captured line by line as stray output. The child gets an empty environment
-/// (only `PATH`), no stdin, `RLIMIT_AS` from the memory cap plus an interpreter allowance, no
-/// core dumps, and is ended with everything it started when the run ends.
-///
-/// # Isolation
-///
-/// By default ([`Isolation::Sandbox`]) the child runs in a bubblewrap sandbox: no network
-/// (not even the host's loopback), a read-only view of the interpreter's prefix and the
-/// shared libraries and nothing else of the file system, its own pid namespace (it can
-/// signal nothing outside its run, and every process it starts dies with it), no
-/// capabilities. [`PythonRuntime::new`] probes the sandbox once and fails closed with
-/// [`ContractError::Unconfinable`] when it cannot be built. [`PythonOptions::scratch_bytes`]
-/// adds a private writable `/tmp` of a fixed size, gone when the run ends.
-///
-/// # Budgets
-///
-/// The compute budget is the busy time of the program's process (all its threads), read by
-/// the host every 10 ms and enforced to within a few tens of milliseconds; `RLIMIT_CPU`
-/// (rounded up to whole seconds) backs it in every process the program forks. Python's
-/// `MemoryError` is an ordinary exception the program may catch, but the address-space cap
-/// holds whatever it does.
-#[derive(Debug)]
-pub struct PythonRuntime {
-    limits: RuntimeLimits,
-    launch: Arc<Launch>,
-    registry: Arc<RunRegistry>,
-}
-
-/// How a [`PythonRuntime`] starts its interpreter.
-///
-/// # Examples
-///
-/// ```no_run
-/// use tools_codemode::{Isolation, PythonOptions, PythonRuntime, RuntimeLimits};
-///
-/// // The default: a sandboxed `python3` (fails closed where the sandbox cannot be built).
-/// let sandboxed = PythonRuntime::new(RuntimeLimits::default())?;
-/// // A private writable /tmp of 16 MiB for each run, gone when the run ends.
-/// let with_scratch = PythonRuntime::with_options(
-///     RuntimeLimits::default(),
-///     PythonOptions::default().scratch_bytes(16 << 20),
-/// )?;
-/// // Explicitly unconfined: the program gets the host user's authority.
-/// let unconfined = PythonRuntime::with_options(
-///     RuntimeLimits::default(),
-///     PythonOptions::default().isolation(Isolation::UnconfinedProcess),
-/// )?;
-/// # Ok::<(), tools_codemode::ContractError>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct PythonOptions {
-    interpreter: PathBuf,
-    isolation: Isolation,
-    scratch_bytes: u64,
-    bwrap: PathBuf,
-}
-
-impl Default for PythonOptions {
-    fn default() -> PythonOptions {
-        PythonOptions {
-            interpreter: PathBuf::from("python3"),
-            isolation: Isolation::Sandbox,
-            scratch_bytes: 0,
-            bwrap: PathBuf::from("bwrap"),
-        }
-    }
-}
-
-impl PythonOptions {
-    /// The interpreter: a path, or a name looked up on `/usr/local/bin:/usr/bin:/bin`
-    /// (default `python3`). It is resolved once, when the runtime is built.
-    pub fn interpreter(mut self, interpreter: impl Into<PathBuf>) -> PythonOptions {
-        self.interpreter = interpreter.into();
-        self
-    }
-
-    /// How the child is confined (default [`Isolation::Sandbox`]).
-    pub fn isolation(mut self, isolation: Isolation) -> PythonOptions {
-        self.isolation = isolation;
-        self
-    }
-
-    /// The size of a private writable `/tmp` (also the working directory) that each
-    /// sandboxed run gets: an in-memory file system that starts empty and disappears with
-    /// the run; writes past the size fail with `ENOSPC`. Default 0: nothing is writable.
-    /// Ignored when unconfined.
-    pub fn scratch_bytes(mut self, bytes: u64) -> PythonOptions {
-        self.scratch_bytes = bytes;
-        self
-    }
-
-    /// The bubblewrap binary: a path, or a name looked up on the host's `PATH` (default
-    /// `bwrap`).
-    pub fn bwrap(mut self, bwrap: impl Into<PathBuf>) -> PythonOptions {
-        self.bwrap = bwrap.into();
-        self
-    }
+/// How the child of a run receives and sends frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transport {
+    /// A socketpair end as the child's fd 3; its stdout and stderr are stray output.
+    Fd3,
+    /// The child's stdin and stdout; its stderr is stray output.
+    #[cfg_attr(not(feature = "quickjs-process"), allow(dead_code))]
+    Stdio,
 }
 
 /// What every run of one runtime starts: resolved and probed once.
 #[derive(Debug)]
 struct Launch {
-    /// The interpreter's real executable.
+    /// The child program (the interpreter's or the worker's real executable).
     executable: PathBuf,
+    /// Its arguments.
+    args: Vec<std::ffi::OsString>,
+    transport: Transport,
     isolation: Isolation,
     sandbox: Option<Sandbox>,
     scratch_bytes: u64,
+    /// How far past the compute budget the host's meter waits, for a child that enforces
+    /// the budget itself and reports it first.
+    compute_slack: std::time::Duration,
 }
 
-/// Asks the interpreter where it lives: `[executable, prefixes…]`.
-const WHERE_SCRIPT: &str = "import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]))";
-
-impl PythonRuntime {
-    /// A sandboxed runtime starting `python3`, with the default [`PythonOptions`].
-    ///
-    /// Blocks briefly: the interpreter is resolved and the sandbox probed once, by running
-    /// the interpreter twice.
-    ///
-    /// # Errors
-    ///
-    /// [`ContractError::InvalidLimit`] for a limit out of range,
-    /// [`ContractError::InterpreterUnavailable`] when the interpreter cannot be run, and
-    /// [`ContractError::Unconfinable`] when the sandbox cannot be built.
-    pub fn new(limits: RuntimeLimits) -> Result<PythonRuntime, ContractError> {
-        PythonRuntime::with_options(limits, PythonOptions::default())
+/// Runs one request in a fresh child: the body of every process runtime's `run`.
+async fn run_in_child(
+    request: CodeRunRequest,
+    limits: RuntimeLimits,
+    launch: Arc<Launch>,
+    registry: Arc<RunRegistry>,
+) -> Result<CodeRunResult, ContractError> {
+    validate_bindings(&request.namespaces)?;
+    let guard = registry.enter()?;
+    let ledger = OutputLedger::new(limits.max_output_bytes);
+    if request.cancel.is_cancelled() {
+        return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, ABORTED_MESSAGE)));
     }
-
-    /// A runtime with explicit options.
-    ///
-    /// # Errors
-    ///
-    /// As [`PythonRuntime::new`]; an unconfined runtime never fails for the sandbox.
-    pub fn with_options(
-        limits: RuntimeLimits,
-        options: PythonOptions,
-    ) -> Result<PythonRuntime, ContractError> {
-        limits.validate()?;
-        let located = locate(&options.interpreter)?;
-        let executable = located[0].clone();
-        let sandbox = match options.isolation {
-            Isolation::Sandbox => Some(Sandbox::probe(
-                &options.bwrap,
-                &located,
-                &[
-                    executable.clone().into(),
-                    "-I".into(),
-                    "-c".into(),
-                    "import json, asyncio, resource, socket".into(),
-                ],
-            )?),
-            Isolation::UnconfinedProcess => None,
-        };
-        Ok(PythonRuntime {
-            limits,
-            launch: Arc::new(Launch {
-                executable,
-                isolation: options.isolation,
-                sandbox,
-                scratch_bytes: options.scratch_bytes,
-            }),
-            registry: RunRegistry::new(),
-        })
+    if registry.dispose_token().is_cancelled() {
+        return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, DISPOSED_MESSAGE)));
     }
-
-    /// The limits every run gets.
-    pub fn limits(&self) -> &RuntimeLimits {
-        &self.limits
-    }
-
-    /// The interpreter executable every run starts (symlinks resolved).
-    pub fn executable(&self) -> &std::path::Path {
-        &self.launch.executable
-    }
-}
-
-/// The interpreter's real executable followed by its prefixes.
-fn locate(interpreter: &std::path::Path) -> Result<Vec<PathBuf>, ContractError> {
-    let unavailable = |reason: String| ContractError::InterpreterUnavailable {
-        interpreter: interpreter.display().to_string(),
-        reason,
-    };
-    let output = std::process::Command::new(interpreter)
-        .args(["-I", "-c", WHERE_SCRIPT])
-        .env_clear()
-        .env("PATH", CHILD_PATH)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| unavailable(e.to_string()))?;
-    if !output.status.success() {
-        return Err(unavailable(format!("it exited with {}", output.status)));
-    }
-    let paths: Vec<String> = serde_json::from_slice(&output.stdout)
-        .map_err(|_| unavailable("it did not report its location".to_owned()))?;
-    let mut located: Vec<PathBuf> = Vec::with_capacity(paths.len());
-    for path in paths {
-        let path = std::fs::canonicalize(&path).map_err(|e| unavailable(format!("{path}: {e}")))?;
-        located.push(path);
-    }
-    if located.is_empty() {
-        return Err(unavailable("it did not report its location".to_owned()));
-    }
-    Ok(located)
-}
-
-impl CodeRuntime for PythonRuntime {
-    fn language(&self) -> Language {
-        Language::Python
-    }
-
-    fn isolation(&self) -> &str {
-        self.launch.isolation.label()
-    }
-
-    fn run(&self, request: CodeRunRequest) -> RunFuture {
-        let limits = self.limits.clone();
-        let launch = Arc::clone(&self.launch);
-        let registry = Arc::clone(&self.registry);
-        Box::pin(async move {
-            validate_bindings(&request.namespaces)?;
-            let guard = registry.enter()?;
-            let ledger = OutputLedger::new(limits.max_output_bytes);
-            if request.cancel.is_cancelled() {
-                return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, ABORTED_MESSAGE)));
-            }
-            if registry.dispose_token().is_cancelled() {
-                return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, DISPOSED_MESSAGE)));
-            }
-            Ok(Run::start(request, limits, &launch, &registry, guard, ledger).await)
-        })
-    }
-
-    fn dispose(&self) -> DisposeFuture {
-        let registry = Arc::clone(&self.registry);
-        Box::pin(async move { registry.dispose().await })
-    }
+    Ok(Run::start(request, limits, &launch, &registry, guard, ledger).await)
 }
 
 /// Kills the run's process group when dropped (also when the run future is dropped).
@@ -398,7 +205,7 @@ struct Run {
     limits: RuntimeLimits,
     namespaces: Vec<BindingNamespace>,
     ledger: OutputLedger,
-    writer: OwnedWriteHalf,
+    writer: Writer,
     depth: Limits,
     /// Writes to a child that stops reading give up at the wall-clock ceiling.
     deadline: Instant,
@@ -414,7 +221,7 @@ impl Run {
         ledger: OutputLedger,
     ) -> CodeRunResult {
         let spawned = spawn(launch);
-        let (mut child, channel, info) = match spawned {
+        let (mut child, (reader, writer), info) = match spawned {
             Ok(spawned) => spawned,
             Err(message) => {
                 return ledger.fail(CodeRunFailure::new(
@@ -429,7 +236,6 @@ impl Run {
                 .and_then(|id| i32::try_from(id).ok())
                 .map(Pid::from_raw),
         );
-        let (reader, writer) = channel.into_split();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let run = Run {
@@ -453,7 +259,7 @@ impl Run {
                 &mut killer,
                 reader,
                 (stdout, stderr),
-                process,
+                (process, launch.compute_slack),
             )
             .await;
         drop(guard);
@@ -477,12 +283,12 @@ impl Run {
         dispose: CancellationToken,
         child: &mut Child,
         killer: &mut GroupKiller,
-        mut reader: tokio::net::unix::OwnedReadHalf,
+        mut reader: Reader,
         (stdout, stderr): (
             Option<tokio::process::ChildStdout>,
             Option<tokio::process::ChildStderr>,
         ),
-        mut process: Process,
+        (mut process, compute_slack): (Process, std::time::Duration),
     ) -> CodeRunResult {
         let CodeRunRequest {
             program,
@@ -509,7 +315,7 @@ impl Run {
         let mut exit: Option<ExitStatus> = None;
 
         if self
-            .send(&boot_frame(&self.namespaces, &limits))
+            .send(&boot_frame(&self.namespaces, &limits, compute_slack))
             .await
             .is_err()
         {
@@ -519,7 +325,8 @@ impl Run {
         let mut out_buf = vec![0u8; 16 * 1024];
         let mut err_buf = vec![0u8; 16 * 1024];
         let mut fd3_open = true;
-        let compute_ms = u64::try_from(limits.compute.as_millis()).unwrap_or(u64::MAX);
+        let compute_ms = u64::try_from(limits.compute.saturating_add(compute_slack).as_millis())
+            .unwrap_or(u64::MAX);
         let mut meter = tokio::time::interval(CPU_POLL);
         meter.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut info_buf = [0u8; 512];
@@ -755,6 +562,10 @@ impl Run {
                         Some("exception") => FailureKind::Exception,
                         Some("invalid-output") => FailureKind::InvalidOutput,
                         Some("output-limit") => FailureKind::OutputLimit,
+                        // The QuickJS worker enforces its budgets itself. A Python program
+                        // that forges these only misreports its own failure.
+                        Some("timeout") => FailureKind::Timeout,
+                        Some("worker-exit") => FailureKind::WorkerExit,
                         _ => return drop_frame(frame),
                     };
                     let Some(message) = error.get("message").and_then(Value::as_str) else {
@@ -871,14 +682,22 @@ fn exit_failure(
     }
 }
 
-/// The `RLIMIT_CPU` backstop in whole seconds: the budget rounded up, plus one second, so
-/// the host's own measurement ends the run first.
-fn cpu_seconds(limits: &RuntimeLimits) -> u64 {
-    (limits.compute.as_millis().div_ceil(1000).max(1) as u64).saturating_add(1)
+/// The `RLIMIT_CPU` backstop in whole seconds: the budget (and the slack of a child that
+/// enforces it itself) rounded up, plus one second, so the host's own measurement ends the
+/// run first.
+fn cpu_seconds(limits: &RuntimeLimits, slack: std::time::Duration) -> u64 {
+    let millis = limits.compute.saturating_add(slack).as_millis();
+    u64::try_from(millis.div_ceil(1000).max(1))
+        .unwrap_or(u64::MAX)
+        .saturating_add(1)
 }
 
-/// The `boot` frame.
-fn boot_frame(namespaces: &[BindingNamespace], limits: &RuntimeLimits) -> String {
+/// The `boot` frame: the Python bootstrap reads the first fields, the QuickJS worker all.
+fn boot_frame(
+    namespaces: &[BindingNamespace],
+    limits: &RuntimeLimits,
+    slack: std::time::Duration,
+) -> String {
     let mut specs = Vec::with_capacity(namespaces.len());
     for namespace in namespaces {
         let names: Vec<String> = namespace.names.iter().map(|n| wire::quote(n)).collect();
@@ -897,14 +716,21 @@ fn boot_frame(namespaces: &[BindingNamespace], limits: &RuntimeLimits) -> String
         ));
     }
     format!(
-        "{{\"type\":\"boot\",\"cpuSeconds\":{},\"addressSpaceBytes\":{},\"maxLogBytes\":{},\"maxValueBytes\":{},\"maxDepth\":{},\"namespaces\":[{}]}}\n",
-        cpu_seconds(limits),
+        "{{\"type\":\"boot\",\"cpuSeconds\":{},\"addressSpaceBytes\":{},\"maxLogBytes\":{},\"maxValueBytes\":{},\"maxDepth\":{},\"computeMillis\":{},\"wallMillis\":{},\"memoryBytes\":{},\"stackBytes\":{},\"maxOutputBytes\":{},\"settleGraceMillis\":{},\"namespaces\":[{}]}}\n",
+        cpu_seconds(limits, slack),
         limits
             .memory_bytes
+            .saturating_add(limits.stack_bytes as u64)
             .saturating_add(RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE),
         limits.max_output_bytes,
         limits.max_output_bytes,
         limits.max_json_depth,
+        limits.compute.as_millis(),
+        limits.wall.as_millis(),
+        limits.memory_bytes,
+        limits.stack_bytes,
+        limits.max_output_bytes,
+        limits.settle_grace.as_millis(),
         specs.join(",")
     )
 }
@@ -962,19 +788,30 @@ impl Process {
     }
 }
 
-/// Starts the child with the socketpair's other end as its fd 3: the interpreter itself
-/// when unconfined, else bubblewrap around it (with the info pipe as its fd 4).
-fn spawn(launch: &Launch) -> Result<(Child, tokio::net::UnixStream, Option<InfoPipe>), String> {
-    let (host_end, child_end) =
-        std::os::unix::net::UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
-    host_end
-        .set_nonblocking(true)
-        .map_err(|e| format!("socketpair: {e}"))?;
-    let mut mappings = vec![FdMapping {
-        parent_fd: OwnedFd::from(child_end),
-        child_fd: 3,
-    }];
-    let interpreter_args = ["-I", "-B", "-u", "-c", BOOTSTRAP];
+/// The host's end of the frame channel: what it reads.
+type Reader = Box<dyn AsyncRead + Send + Unpin>;
+/// The host's end of the frame channel: what it writes.
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// A started child, its frame channel and, sandboxed, bubblewrap's info pipe.
+type Spawned = (Child, (Reader, Writer), Option<InfoPipe>);
+
+/// Starts the child (bubblewrap around it when sandboxed, with the info pipe as its fd 4)
+/// and opens the frame channel of its transport.
+fn spawn(launch: &Launch) -> Result<Spawned, String> {
+    let mut mappings = Vec::new();
+    let mut host_end = None;
+    if launch.transport == Transport::Fd3 {
+        let (host, child_end) =
+            std::os::unix::net::UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+        host.set_nonblocking(true)
+            .map_err(|e| format!("socketpair: {e}"))?;
+        mappings.push(FdMapping {
+            parent_fd: OwnedFd::from(child_end),
+            child_fd: 3,
+        });
+        host_end = Some(host);
+    }
     let (mut command, info) = match &launch.sandbox {
         Some(sandbox) => {
             let (info_read, info_write) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
@@ -988,19 +825,22 @@ fn spawn(launch: &Launch) -> Result<(Child, tokio::net::UnixStream, Option<InfoP
             command
                 .args(sandbox.args(launch.scratch_bytes, true))
                 .arg(&launch.executable)
-                .args(interpreter_args);
+                .args(&launch.args);
             (command, Some(info))
         }
         None => {
             let mut command = Command::new(&launch.executable);
-            command.args(interpreter_args);
+            command.args(&launch.args);
             (command, None)
         }
     };
     command
         .env_clear()
         .env("PATH", CHILD_PATH)
-        .stdin(Stdio::null())
+        .stdin(match launch.transport {
+            Transport::Fd3 => Stdio::null(),
+            Transport::Stdio => Stdio::piped(),
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -1008,14 +848,24 @@ fn spawn(launch: &Launch) -> Result<(Child, tokio::net::UnixStream, Option<InfoP
     command
         .fd_mappings(mappings)
         .map_err(|e| format!("fd mapping: {e}"))?;
-    let child = command
+    let mut child = command
         .spawn()
         .map_err(|e| format!("{}: {e}", launch.executable.display()))?;
     // The child has its copies of the fds; the command (and our copies) can go.
     drop(command);
-    let stream =
-        tokio::net::UnixStream::from_std(host_end).map_err(|e| format!("socketpair: {e}"))?;
-    Ok((child, stream, info))
+    let channel: (Reader, Writer) = match host_end {
+        Some(host) => {
+            let stream =
+                tokio::net::UnixStream::from_std(host).map_err(|e| format!("socketpair: {e}"))?;
+            let (reader, writer) = stream.into_split();
+            (Box::new(reader), Box::new(writer))
+        }
+        None => match (child.stdout.take(), child.stdin.take()) {
+            (Some(stdout), Some(stdin)) => (Box::new(stdout), Box::new(stdin)),
+            _ => return Err("the child's stdio was not piped".to_owned()),
+        },
+    };
+    Ok((child, channel, info))
 }
 
 #[cfg(test)]
@@ -1023,19 +873,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_marker_matches_the_bootstrap() {
-        assert!(BOOTSTRAP.contains(&format!(
-            "TRUNCATION_MARKER = \"{PYTHON_TRUNCATION_MARKER}\""
-        )));
-        assert!(BOOTSTRAP.contains("PROTOCOL_FD = 3"));
-    }
-
-    #[test]
     fn lines_are_bounded() {
         let mut lines = Lines::default();
         assert_eq!(lines.feed(b"ab\ncd", 10), Ok(vec![b"ab".to_vec()]));
         assert_eq!(lines.feed(b"e\n", 10), Ok(vec![b"cde".to_vec()]));
         assert_eq!(lines.feed(&[b'x'; 11], 10), Err(()));
+        assert_eq!(lines.feed(b"\n", 10), Err(()));
+    }
+
+    #[test]
+    fn lines_are_cut_in_one_pass() {
+        let mut lines = Lines::default();
+        let mut all = Vec::new();
+        for chunk in b"a\nbb\n\nccc".chunks(2) {
+            all.extend(lines.feed(chunk, 10).unwrap());
+        }
+        all.extend(lines.feed(b"\n", 10).unwrap());
+        assert_eq!(
+            all,
+            [b"a".to_vec(), b"bb".to_vec(), Vec::new(), b"ccc".to_vec()]
+        );
     }
 
     #[test]
@@ -1044,27 +901,48 @@ mod tests {
             compute: std::time::Duration::from_millis(ms),
             ..RuntimeLimits::default()
         };
-        assert_eq!(cpu_seconds(&limits(1)), 2);
-        assert_eq!(cpu_seconds(&limits(1000)), 2);
-        assert_eq!(cpu_seconds(&limits(1001)), 3);
+        let none = std::time::Duration::ZERO;
+        assert_eq!(cpu_seconds(&limits(1), none), 2);
+        assert_eq!(cpu_seconds(&limits(1000), none), 2);
+        assert_eq!(cpu_seconds(&limits(1001), none), 3);
+        assert_eq!(
+            cpu_seconds(&limits(500), std::time::Duration::from_secs(1)),
+            3
+        );
     }
 
     #[test]
-    fn the_boot_frame_carries_the_namespaces() {
+    fn the_boot_frame_carries_the_namespaces_and_the_limits() {
         let namespaces = [BindingNamespace::new(
             "tools",
             ["echo", "a\"b"],
             Some(super::super::ErrorClass::tool_call_error()),
         )];
-        let frame = boot_frame(&namespaces, &RuntimeLimits::default());
+        let limits = RuntimeLimits::default();
+        let frame = boot_frame(&namespaces, &limits, std::time::Duration::ZERO);
         let parsed = wire::parse(frame.trim_end(), 10).map(|p| p.value);
         let parsed = parsed.unwrap_or_default();
         assert_eq!(parsed["type"], "boot");
         assert_eq!(parsed["cpuSeconds"], 61);
+        assert_eq!(parsed["computeMillis"], 60_000);
+        assert_eq!(parsed["memoryBytes"], limits.memory_bytes);
         assert_eq!(parsed["namespaces"][0]["names"][1], "a\"b");
         assert_eq!(
             parsed["namespaces"][0]["errorClass"]["memberNameProperty"],
             "toolName"
         );
+    }
+
+    #[test]
+    fn a_signal_reported_by_bubblewrap_is_decoded() {
+        use std::os::unix::process::ExitStatusExt;
+        let limits = RuntimeLimits::default();
+        // bubblewrap exits 128 + N for a program killed by signal N.
+        let xcpu = exit_failure(Some(ExitStatus::from_raw((128 + 24) << 8)), true, &limits);
+        assert_eq!(xcpu.kind, FailureKind::Timeout);
+        let segv = exit_failure(Some(ExitStatus::from_raw((128 + 11) << 8)), true, &limits);
+        assert_eq!(segv.message, "worker killed by signal 11 before completing");
+        let code = exit_failure(Some(ExitStatus::from_raw(3 << 8)), false, &limits);
+        assert_eq!(code.message, "worker exited with code 3 before completing");
     }
 }

@@ -1,0 +1,153 @@
+//! TypeScript in a confined child: the QuickJS worker (`quickjs_worker_main`, binary
+//! `tools-codemode-worker`) started per run inside the same sandbox as the Python runtime,
+//! frames on its stdin and stdout.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::sandbox::{Isolation, Sandbox};
+use super::{Launch, Transport, run_in_child};
+use crate::Language;
+use crate::runtime::lifecycle::RunRegistry;
+use crate::runtime::{
+    CodeRunRequest, CodeRuntime, ContractError, DisposeFuture, RunFuture, RuntimeLimits,
+};
+
+/// The argument that makes the worker exit 0 at once (kept in step with the worker).
+const PROBE_ARG: &str = "--probe";
+
+/// How a [`QuickJsProcessRuntime`] starts its worker.
+#[derive(Clone, Debug)]
+pub struct QuickJsProcessOptions {
+    worker: PathBuf,
+    isolation: Isolation,
+    bwrap: PathBuf,
+}
+
+impl QuickJsProcessOptions {
+    /// Options starting `worker`: the path of a binary whose `main` returns
+    /// `tools_codemode::quickjs_worker_main()` (this crate's `tools-codemode-worker`, or the
+    /// host's own binary under an argument it dispatches on).
+    pub fn new(worker: impl Into<PathBuf>) -> QuickJsProcessOptions {
+        QuickJsProcessOptions {
+            worker: worker.into(),
+            isolation: Isolation::Sandbox,
+            bwrap: PathBuf::from("bwrap"),
+        }
+    }
+
+    /// How the worker is confined (default [`Isolation::Sandbox`]).
+    pub fn isolation(mut self, isolation: Isolation) -> QuickJsProcessOptions {
+        self.isolation = isolation;
+        self
+    }
+
+    /// The bubblewrap binary: a path, or a name looked up on the host's `PATH` (default
+    /// `bwrap`).
+    pub fn bwrap(mut self, bwrap: impl Into<PathBuf>) -> QuickJsProcessOptions {
+        self.bwrap = bwrap.into();
+        self
+    }
+}
+
+/// The TypeScript runtime with process isolation: each run starts a fresh QuickJS worker
+/// in a bubblewrap sandbox (no network, no file system but the worker and the shared
+/// libraries, its own pid namespace), so a fault in the engine's C code ends one child,
+/// never the host.
+///
+/// It runs the same engine and realm as [`QuickJsRuntime`](crate::QuickJsRuntime) (the
+/// in-process default, faster to start) and reports the same results; the worker enforces
+/// the budgets itself, and the host backs them with its own wall-clock ceiling, a busy-time
+/// meter (at the compute budget plus the settle grace) and `RLIMIT_CPU` / `RLIMIT_AS` in
+/// the child. Building it probes the sandbox once and fails closed, as the Python runtime
+/// does.
+///
+/// # Examples
+///
+/// ```no_run
+/// use tools_codemode::{QuickJsProcessOptions, QuickJsProcessRuntime, RuntimeLimits};
+///
+/// let runtime = QuickJsProcessRuntime::new(
+///     RuntimeLimits::default(),
+///     QuickJsProcessOptions::new("/usr/local/libexec/tools-codemode-worker"),
+/// )?;
+/// # Ok::<(), tools_codemode::ContractError>(())
+/// ```
+#[derive(Debug)]
+pub struct QuickJsProcessRuntime {
+    limits: RuntimeLimits,
+    launch: Arc<Launch>,
+    registry: Arc<RunRegistry>,
+}
+
+impl QuickJsProcessRuntime {
+    /// A runtime starting the worker of `options`; blocks briefly to probe the sandbox.
+    ///
+    /// # Errors
+    ///
+    /// [`ContractError::InvalidLimit`] for a limit out of range,
+    /// [`ContractError::InterpreterUnavailable`] when the worker is not an executable file,
+    /// and [`ContractError::Unconfinable`] when the sandbox cannot be built.
+    pub fn new(
+        limits: RuntimeLimits,
+        options: QuickJsProcessOptions,
+    ) -> Result<QuickJsProcessRuntime, ContractError> {
+        limits.validate()?;
+        let worker = std::fs::canonicalize(&options.worker)
+            .ok()
+            .filter(|path| path.is_file())
+            .ok_or_else(|| ContractError::InterpreterUnavailable {
+                interpreter: options.worker.display().to_string(),
+                reason: "the worker is not an executable file".to_owned(),
+            })?;
+        let sandbox = match options.isolation {
+            Isolation::Sandbox => Some(Sandbox::probe(
+                &options.bwrap,
+                std::slice::from_ref(&worker),
+                &[worker.clone().into(), PROBE_ARG.into()],
+            )?),
+            Isolation::UnconfinedProcess => None,
+        };
+        let compute_slack = limits.settle_grace;
+        Ok(QuickJsProcessRuntime {
+            limits,
+            launch: Arc::new(Launch {
+                executable: worker,
+                args: Vec::new(),
+                transport: Transport::Stdio,
+                isolation: options.isolation,
+                sandbox,
+                scratch_bytes: 0,
+                compute_slack,
+            }),
+            registry: RunRegistry::new(),
+        })
+    }
+
+    /// The limits every run gets.
+    pub fn limits(&self) -> &RuntimeLimits {
+        &self.limits
+    }
+}
+
+impl CodeRuntime for QuickJsProcessRuntime {
+    fn language(&self) -> Language {
+        Language::TypeScript
+    }
+
+    fn isolation(&self) -> &str {
+        self.launch.isolation.label()
+    }
+
+    fn run(&self, request: CodeRunRequest) -> RunFuture {
+        let limits = self.limits.clone();
+        let launch = Arc::clone(&self.launch);
+        let registry = Arc::clone(&self.registry);
+        Box::pin(run_in_child(request, limits, launch, registry))
+    }
+
+    fn dispose(&self) -> DisposeFuture {
+        let registry = Arc::clone(&self.registry);
+        Box::pin(async move { registry.dispose().await })
+    }
+}
