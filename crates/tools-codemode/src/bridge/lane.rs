@@ -13,6 +13,14 @@
 //!    its body (or park its pre-decided result);
 //! 3. else wait for a body to settle, a submission, or the run's end; exit once the run is
 //!    over and nothing is pending, committing or in flight.
+//!
+//! Abort is final: once the run token is cancelled no binding call is prepared or
+//! dispatched. The host refuses new calls (`not dispatched`), the lane abandons queued
+//! ones, and a call prepared just before is refused by the pipeline's dispatch
+//! (`ABORTED_BEFORE_DISPATCH`: its token is the run token). The run token is a child of
+//! the `run_code` body's token, which the pipeline makes a child of the outer call's
+//! token, so an outer abort cancels it at once: also when a sub-call's body cancels the
+//! outer call and the lane goes on, in the same poll, to the next submission.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::{Future, poll_fn};

@@ -1773,6 +1773,145 @@ async fn b50_a_binding_call_after_the_outer_abort_is_not_dispatched() {
     assert!(h.sink.events().is_empty());
 }
 
+/// `cancel_outer` (exclusive) cancels `token` from inside its body and returns; `counted`
+/// (exclusive) counts the times its body runs.
+fn abort_tools(token: &CancellationToken, bodies: &Arc<AtomicUsize>) -> Vec<ToolDefinition> {
+    let token = token.clone();
+    let bodies = Arc::clone(bodies);
+    vec![
+        tool("cancel_outer", false, move |_args, _ctx| {
+            token.cancel();
+            async { Ok(Value::String("cancelled".into())) }
+        }),
+        tool("counted", false, move |_args, _ctx| {
+            bodies.fetch_add(1, Ordering::SeqCst);
+            async { Ok(Value::String("counted".into())) }
+        }),
+    ]
+}
+
+/// 50, abort is final: a tool body cancels the outer call's token; the program's next
+/// binding call is rejected without being prepared or dispatched (its body never runs, no
+/// event), and the outer result is `ABORTED`. Deterministic: nothing waits for the
+/// cancellation to travel.
+#[tokio::test(flavor = "current_thread")]
+async fn b50_the_call_after_a_body_cancelled_the_outer_call_never_runs() {
+    let outer_cancel = CancellationToken::new();
+    let bodies = Arc::new(AtomicUsize::new(0));
+    let answers = Log::default();
+    let a = answers.clone();
+    let runtime = scripted(move |request: CodeRunRequest| {
+        let answers = a.clone();
+        async move {
+            let first = call(&request.host, "cancel_outer", json!({})).await;
+            answers.push(format!("{first:?}"));
+            // Made at once, without waiting for the run token: the abort is already final.
+            let next = call(&request.host, "counted", json!({})).await;
+            answers.push(format!("{next:?}"));
+            completed(Some(json!("finished anyway")), &[])
+        }
+    });
+    let h = harness(runtime, abort_tools(&outer_cancel, &bodies));
+    let result = h
+        .execute(h.outer().with_cancellation(outer_cancel.clone()))
+        .await;
+    assert_eq!(result.error_code(), Some(ErrorCode::Aborted), "{result:?}");
+    assert_eq!(result.text(), "Error: tool call aborted");
+    assert_eq!(bodies.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        answers.entries(),
+        [
+            // The body finished after its own token was cancelled: `ABORTED`.
+            r#"Err("tool call aborted")"#,
+            r#"Err("run_code run is over (tool call aborted); counted not dispatched")"#
+        ]
+    );
+    assert_eq!(
+        h.sink.summary(),
+        ["started call-1:code:1", "settled call-1:code:1"]
+    );
+}
+
+/// 50, queued: a call submitted before the abort and still queued behind the cancelling
+/// call is abandoned, never prepared or dispatched.
+#[tokio::test(flavor = "current_thread")]
+async fn b50_a_call_queued_behind_the_abort_is_abandoned() {
+    let outer_cancel = CancellationToken::new();
+    let bodies = Arc::new(AtomicUsize::new(0));
+    let answers = Log::default();
+    let a = answers.clone();
+    let runtime = scripted(move |request: CodeRunRequest| {
+        let answers = a.clone();
+        async move {
+            let first = call(&request.host, "cancel_outer", json!({}));
+            let queued = call(&request.host, "counted", json!({}));
+            let (first, queued) = tokio::join!(first, queued);
+            answers.push(format!("{first:?}"));
+            answers.push(format!("{queued:?}"));
+            completed(None, &[])
+        }
+    });
+    let h = harness(runtime, abort_tools(&outer_cancel, &bodies));
+    let prepared = Log::default();
+    let p = prepared.clone();
+    on_sub_pre(&h.pipeline, move |request: PreRequest| {
+        let p = p.clone();
+        async move {
+            p.push(request.execution().call_id().to_owned());
+            None
+        }
+    });
+    let result = h
+        .execute(h.outer().with_cancellation(outer_cancel.clone()))
+        .await;
+    assert_eq!(result.error_code(), Some(ErrorCode::Aborted), "{result:?}");
+    assert_eq!(bodies.load(Ordering::SeqCst), 0);
+    assert_eq!(prepared.entries(), ["call-1:code:1"]);
+    assert_eq!(
+        answers.entries()[1],
+        r#"Err("run_code run is over (tool call aborted); counted tool call abandoned")"#
+    );
+    assert_eq!(
+        h.sink.summary(),
+        ["started call-1:code:1", "settled call-1:code:1"]
+    );
+}
+
+/// The run-scoped token (the one the runtime is handed) cancelled by the runtime itself:
+/// the next binding call is rejected without being prepared or dispatched.
+#[tokio::test(flavor = "current_thread")]
+async fn a_binding_call_after_the_run_token_is_cancelled_never_runs() {
+    let bodies = Arc::new(AtomicUsize::new(0));
+    let answers = Log::default();
+    let a = answers.clone();
+    let runtime = scripted(move |request: CodeRunRequest| {
+        let answers = a.clone();
+        async move {
+            let first = call(&request.host, "counted", json!({})).await;
+            answers.push(format!("{first:?}"));
+            request.cancel.cancel();
+            let next = call(&request.host, "counted", json!({})).await;
+            answers.push(format!("{next:?}"));
+            failed(FailureKind::Abort, "run aborted", &[])
+        }
+    });
+    let h = harness(runtime, abort_tools(&CancellationToken::new(), &bodies));
+    let result = h.run().await;
+    assert_eq!(result.error_code(), Some(ErrorCode::CodeRunFailed));
+    assert_eq!(bodies.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        answers.entries(),
+        [
+            r#"Ok(String("counted"))"#,
+            r#"Err("run_code run is over (tool call aborted); counted not dispatched")"#
+        ]
+    );
+    assert_eq!(
+        h.sink.summary(),
+        ["started call-1:code:1", "settled call-1:code:1"]
+    );
+}
+
 /// A6.5: a binding whose commit landed before the run ended, but which the program reads
 /// only afterwards, rejects with `result discarded`.
 #[tokio::test(flavor = "current_thread")]
@@ -2032,6 +2171,41 @@ mod quickjs {
     async fn run_program(h: &Harness, code: &str) -> ToolResult {
         h.execute(outer_call(code, "Run a TypeScript program").with_agent(h.agent.clone()))
             .await
+    }
+
+    /// 50 on QuickJS, whose program runs on its own thread: once a body cancelled the
+    /// outer call, the program's next binding call never reaches its body. (A regression
+    /// guard only: the engine thread is rarely fast enough to have shown the old lag; the
+    /// deterministic proofs are the scripted `b50_*` tests.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn qjs_b50_abort_is_final() {
+        let outer_cancel = CancellationToken::new();
+        let bodies = Arc::new(AtomicUsize::new(0));
+        let h = quickjs_harness(abort_tools(&outer_cancel, &bodies));
+        let program = r#"
+            try { await tools.cancel_outer({}); } catch (e) { console.log(`first: ${e.message}`); }
+            try { await tools.counted({}); } catch (e) { console.log(`next: ${e.message}`); }
+            return "finished";
+            "#;
+        let call = outer_call(program, "Cancel, then call again")
+            .with_agent(h.agent.clone())
+            .with_cancellation(outer_cancel.clone());
+        let result = h.execute(call).await;
+        assert!(result.is_error(), "{result:?}");
+        // The run either completes (the success becomes `ABORTED`) or sees its token first
+        // and fails as `abort`: both are the abort; the second body never runs either way.
+        assert!(
+            matches!(
+                result.error_code(),
+                Some(ErrorCode::Aborted | ErrorCode::CodeRunFailed)
+            ),
+            "{result:?}"
+        );
+        assert_eq!(bodies.load(Ordering::SeqCst), 0);
+        assert_eq!(
+            h.sink.summary(),
+            ["started call-1:code:1", "settled call-1:code:1"]
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
