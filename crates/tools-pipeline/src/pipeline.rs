@@ -1281,7 +1281,8 @@ fn create_success(
     exec: &Execution,
     value: Value,
 ) -> Result<ToolResult, ToolError> {
-    let value = JsonValue::new(value).map_err(|e| {
+    let limits = Limits::default().with_max_depth(def.output().max_depth());
+    let value = JsonValue::with_limits(value, &limits).map_err(|e| {
         invalid_output(
             exec,
             format!(

@@ -37,7 +37,7 @@ use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
 use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError};
 
 use super::transport::IMAGE_CONTEXT_SOURCE;
-use super::{DispatchSettled, DispatchStarted, Events};
+use super::{DispatchSettled, DispatchStarted, Events, MAX_JSON_DEPTH};
 use crate::runtime::{BindingFuture, BindingHost};
 
 /// The reason a run is over when the outer call was cancelled before the program settled.
@@ -110,7 +110,7 @@ impl RunState {
 struct Host(Arc<RunState>);
 
 impl BindingHost for Host {
-    fn call(&self, _global: &str, name: &str, args: JsonValue) -> BindingFuture {
+    fn call(&self, global: &str, name: &str, args: JsonValue) -> BindingFuture {
         let state = Arc::clone(&self.0);
         let name = name.to_owned();
         if state.token.is_cancelled() {
@@ -119,6 +119,14 @@ impl BindingHost for Host {
         }
         if !state.names.contains(&name) {
             let message = format!("unknown tool \"{name}\"");
+            return Box::pin(async move { Err(message) });
+        }
+        // Like arguments that are not lossless JSON: refused before numbering, nothing
+        // dispatched or logged.
+        if args.depth() > MAX_JSON_DEPTH {
+            let message = format!(
+                "arguments of {global}.{name} nest deeper than the depth limit of {MAX_JSON_DEPTH}"
+            );
             return Box::pin(async move { Err(message) });
         }
         let (reply, answer) = oneshot::channel();
@@ -399,7 +407,16 @@ impl Lane {
                 .error()
                 .map_or_else(|| result.text(), |error| error.message().to_owned()))
         } else {
-            Ok(result.value().cloned().unwrap_or_else(JsonValue::null))
+            match result.value() {
+                // Only a tool that raised its own output limit gets here: the pipeline
+                // refuses deeper values of every other tool as `INVALID_TOOL_OUTPUT`.
+                Some(value) if value.depth() > MAX_JSON_DEPTH => Err(format!(
+                    "output of tool {} nests deeper than the depth limit of {MAX_JSON_DEPTH}",
+                    slot.sub.name
+                )),
+                Some(value) => Ok(value.clone()),
+                None => Ok(JsonValue::null()),
+            }
         };
         let _ = slot.sub.reply.send(answer);
         if let Some(events) = &self.events {
