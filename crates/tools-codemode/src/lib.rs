@@ -11,8 +11,9 @@ mod sdk;
 pub use bridge::{
     CODE_ONLY_INSTRUCTION, CodeModeConfig, DEFAULT_MAX_PARALLEL_SUB_CALLS, DESCRIPTION_PARAMETER,
     DispatchSettled, DispatchSink, DispatchStarted, IMAGE_CONTEXT_SOURCE, INVALID_DESCRIPTION,
-    LogRewrite, NO_OUTPUT, REQUIRES_RUNTIME, RunCodePresenter, code_only_section, install,
-    render_run_code_output, run_code_output_schema, run_code_parameters, sdk_section, sdk_tools,
+    LogRewrite, MAX_JSON_DEPTH, NO_OUTPUT, REQUIRES_RUNTIME, RunCodePresenter, code_only_section,
+    install, render_run_code_output, run_code_output_schema, run_code_parameters, sdk_section,
+    sdk_tools,
 };
 pub use error::Error;
 #[cfg(feature = "process")]

@@ -4,6 +4,7 @@
 
 mod code;
 mod error;
+mod parse;
 mod path;
 mod schema;
 mod value;
@@ -14,8 +15,8 @@ pub use error::Error;
 pub use path::{Path, Segment};
 pub use schema::{CompiledSchema, check_schema, is_schema_supported};
 pub use value::{
-    DEFAULT_MAX_DEPTH, JsonValue, Limits, canonicalize_numbers, clone_deep, drop_deep, is_lossless,
-    is_negative_zero, to_compact_string, to_pretty_capped,
+    DEFAULT_MAX_DEPTH, JsonValue, Limits, canonicalize_numbers, clone_deep, drop_deep, eq_deep,
+    is_lossless, is_negative_zero, to_compact_string, to_pretty_capped,
 };
 pub use violation::{
     JsonType, LosslessScope, Violation, ViolationFamily, ViolationKind, Violations,

@@ -91,7 +91,8 @@ struct Inner {
     validated_by: AtomicU64,
 }
 
-/// Values at most this deep are dropped by `serde_json`'s own (recursive) drop.
+/// Values at most this deep are dropped, cloned, compared and written by `serde_json`'s own
+/// (recursive) code; deeper ones by the iterative walkers of this module.
 const RECURSIVE_DROP_DEPTH: usize = 64;
 
 impl Drop for Inner {
@@ -145,6 +146,9 @@ impl JsonValue {
     ///
     /// Unlike `serde_json::from_str`, depth is governed by the limit, not by a fixed
     /// recursion cap of 128: text nested deeper than the limit is refused before parsing.
+    /// Parsing never recurses (an explicit stack of open containers), so any limit is safe
+    /// on a small thread stack; otherwise it accepts, refuses and reports errors exactly as
+    /// `serde_json::from_str::<Value>` does.
     ///
     /// # Errors
     ///
@@ -198,12 +202,18 @@ impl JsonValue {
         self.0.depth
     }
 
-    /// The value, cloned only when it is shared.
+    /// The value, cloned only when it is shared (without recursion when it is deep).
     pub fn into_value(self) -> Value {
         match Arc::try_unwrap(self.0) {
             Ok(mut inner) => inner.value.take(),
+            Err(shared) if shared.depth > RECURSIVE_DROP_DEPTH => clone_deep(&shared.value),
             Err(shared) => shared.value.clone(),
         }
+    }
+
+    /// Whether the value is deep enough that the iterative walkers handle it.
+    fn is_deep(&self) -> bool {
+        self.0.depth > RECURSIVE_DROP_DEPTH
     }
 
     /// Whether two handles share one allocation.
@@ -255,15 +265,28 @@ impl AsRef<Value> for JsonValue {
     }
 }
 
+/// Equality of the values (objects compare as maps, regardless of key order); deep values
+/// are compared without recursion.
 impl PartialEq for JsonValue {
     fn eq(&self, other: &Self) -> bool {
-        JsonValue::ptr_eq(self, other) || self.0.value == other.0.value
+        JsonValue::ptr_eq(self, other)
+            || if self.is_deep() || other.is_deep() {
+                eq_deep(&self.0.value, &other.0.value)
+            } else {
+                self.0.value == other.0.value
+            }
     }
 }
 
+/// As `Value`'s equality; compared without recursion when `self` is deep (a shallow
+/// `self` ends the comparison within its own depth).
 impl PartialEq<Value> for JsonValue {
     fn eq(&self, other: &Value) -> bool {
-        self.0.value == *other
+        if self.is_deep() {
+            eq_deep(&self.0.value, other)
+        } else {
+            self.0.value == *other
+        }
     }
 }
 
@@ -271,14 +294,14 @@ impl Eq for JsonValue {}
 
 impl fmt::Debug for JsonValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "JsonValue({})", self.0.value)
+        write!(f, "JsonValue({self})")
     }
 }
 
 /// Compact JSON text (written without recursion for deep values).
 impl fmt::Display for JsonValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.depth > RECURSIVE_DROP_DEPTH {
+        if self.is_deep() {
             f.write_str(&to_compact_string(&self.0.value))
         } else {
             fmt::Display::fmt(&self.0.value, f)
@@ -302,6 +325,10 @@ impl std::str::FromStr for JsonValue {
     }
 }
 
+/// Serializes the value through `serde`'s data model, which nests one call per container
+/// level whatever the serializer: safe at the default depth limit, but for a value admitted
+/// under a raised limit write text with [`fmt::Display`] (`to_string`) or
+/// [`to_compact_string`], which never recurse.
 impl serde::Serialize for JsonValue {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.value.serialize(serializer)
@@ -539,6 +566,42 @@ pub fn drop_deep(value: Value) {
             _ => {}
         }
     }
+}
+
+/// Whether two values are equal (as `Value`'s `==`: objects compare as maps, regardless of
+/// key order), without recursion.
+pub fn eq_deep(a: &Value, b: &Value) -> bool {
+    let mut stack: Vec<(&Value, &Value)> = vec![(a, b)];
+    while let Some((a, b)) = stack.pop() {
+        match (a, b) {
+            (Value::Array(a), Value::Array(b)) => {
+                if a.len() != b.len() {
+                    return false;
+                }
+                stack.extend(a.iter().zip(b.iter()));
+            }
+            (Value::Object(a), Value::Object(b)) => {
+                if a.len() != b.len() {
+                    return false;
+                }
+                for (key, a) in a {
+                    match b.get(key) {
+                        Some(b) => stack.push((a, b)),
+                        None => return false,
+                    }
+                }
+            }
+            (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => {
+                return false;
+            }
+            (a, b) => {
+                if a != b {
+                    return false;
+                }
+            }
+        }
+    }
+    true
 }
 
 /// Clones a value of any depth without deep recursion (`Value::clone` recurses per level).
@@ -784,14 +847,7 @@ pub(crate) fn parse_value(text: &str, limits: &Limits) -> Result<Value, Error> {
             .into(),
         });
     }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.disable_recursion_limit();
-    let value = <Value as serde::Deserialize>::deserialize(&mut deserializer)
-        .map_err(|e| Error::Parse(e.to_string()))?;
-    deserializer
-        .end()
-        .map_err(|e| Error::Parse(e.to_string()))?;
-    Ok(value)
+    crate::parse::parse_text(text).map_err(Error::Parse)
 }
 
 #[cfg(test)]

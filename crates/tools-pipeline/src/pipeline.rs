@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::task::{Context, Poll};
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 use tools_json::{ErrorCode, JsonValue, Limits};
 use tools_presentation::ContentBlock;
 use tools_registry::{
@@ -1199,26 +1198,28 @@ async fn run_body(registry: &Registry, request: DispatchRequest) -> ToolResult {
         return canonical(ToolResult::unknown_tool(exec.name().as_str()), &exec);
     };
     exec.state.body_invoked.store(true, Ordering::SeqCst);
-    let fused = CancellationToken::new();
+    // The body's token is a child of the innermost token (the wrapper's, else the
+    // caller's), so that token's cancellation reaches the body at once, not at the body's
+    // next poll: work the body drives within one poll (a Code Mode run's sub-calls) sees
+    // it. A wrapper's token normally descends from the caller's (`child_token`), which
+    // makes the caller's cancellation immediate too; the caller is still watched below for
+    // a wrapper token that does not.
+    let fused = wrapper.child_token();
     let ctx = RunContext::new(
         Arc::clone(&exec.info),
         fused.clone(),
         Arc::clone(&exec) as Arc<dyn tools_registry::RunHooks>,
     );
     let mut body = std::pin::pin!(CatchUnwind::new(def.call(exec.arguments().clone(), ctx)));
-    // The body is awaited to completion; both tokens are watched meanwhile and either
-    // cancels the body's (fused) token.
-    let (mut caller_seen, mut wrapper_seen) = (false, same);
+    // The body is awaited to completion; a caller distinct from the wrapper is watched
+    // meanwhile and cancels the body's (fused) token.
+    let mut caller_seen = same;
     let outcome = loop {
         tokio::select! {
             biased;
             outcome = &mut body => break outcome,
             () = caller.cancelled(), if !caller_seen => {
                 caller_seen = true;
-                fused.cancel();
-            }
-            () = wrapper.cancelled(), if !wrapper_seen => {
-                wrapper_seen = true;
                 fused.cancel();
             }
         }
@@ -1280,7 +1281,8 @@ fn create_success(
     exec: &Execution,
     value: Value,
 ) -> Result<ToolResult, ToolError> {
-    let value = JsonValue::new(value).map_err(|e| {
+    let limits = Limits::default().with_max_depth(def.output().max_depth());
+    let value = JsonValue::with_limits(value, &limits).map_err(|e| {
         invalid_output(
             exec,
             format!(

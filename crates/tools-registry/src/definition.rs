@@ -73,6 +73,7 @@ pub struct OutputDecl {
     schema: SchemaSource,
     render: RenderFn,
     presentation_meta: Option<MetaFn>,
+    max_depth: usize,
 }
 
 #[derive(Clone)]
@@ -94,6 +95,7 @@ impl OutputDecl {
             schema: SchemaSource::Raw(schema),
             render: Arc::new(render),
             presentation_meta: None,
+            max_depth: tools_json::DEFAULT_MAX_DEPTH,
         }
     }
 
@@ -103,6 +105,7 @@ impl OutputDecl {
             schema: SchemaSource::Compiled(schema),
             render,
             presentation_meta: None,
+            max_depth: tools_json::DEFAULT_MAX_DEPTH,
         }
     }
 
@@ -124,6 +127,18 @@ impl OutputDecl {
         self
     }
 
+    /// The deepest success value the pipeline accepts from the body (container nesting;
+    /// default [`tools_json::DEFAULT_MAX_DEPTH`], the limit of the lossless boundary).
+    /// Deeper values fail the call as `INVALID_TOOL_OUTPUT`.
+    ///
+    /// For a tool whose value wraps a value that is itself held to the default limit:
+    /// `run_code`'s `{logs, result}` takes one level more than the program's result.
+    #[must_use]
+    pub fn with_max_depth(mut self, max_depth: usize) -> OutputDecl {
+        self.max_depth = max_depth;
+        self
+    }
+
     fn compile(self, tool: &str) -> Result<Output, Error> {
         let schema = match self.schema {
             SchemaSource::Compiled(schema) => schema,
@@ -138,6 +153,7 @@ impl OutputDecl {
             schema,
             render: self.render,
             presentation_meta: self.presentation_meta,
+            max_depth: self.max_depth,
         })
     }
 }
@@ -146,6 +162,7 @@ impl fmt::Debug for OutputDecl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OutputDecl")
             .field("presentation_meta", &self.presentation_meta.is_some())
+            .field("max_depth", &self.max_depth)
             .finish_non_exhaustive()
     }
 }
@@ -164,9 +181,15 @@ pub struct Output {
     schema: CompiledSchema,
     render: RenderFn,
     presentation_meta: Option<MetaFn>,
+    max_depth: usize,
 }
 
 impl Output {
+    /// The deepest success value accepted ([`OutputDecl::with_max_depth`]).
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
     /// The compiled output schema.
     pub fn schema(&self) -> &CompiledSchema {
         &self.schema

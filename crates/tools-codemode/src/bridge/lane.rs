@@ -13,6 +13,14 @@
 //!    its body (or park its pre-decided result);
 //! 3. else wait for a body to settle, a submission, or the run's end; exit once the run is
 //!    over and nothing is pending, committing or in flight.
+//!
+//! Abort is final: once the run token is cancelled no binding call is prepared or
+//! dispatched. The host refuses new calls (`not dispatched`), the lane abandons queued
+//! ones, and a call prepared just before is refused by the pipeline's dispatch
+//! (`ABORTED_BEFORE_DISPATCH`: its token is the run token). The run token is a child of
+//! the `run_code` body's token, which the pipeline makes a child of the outer call's
+//! token, so an outer abort cancels it at once: also when a sub-call's body cancels the
+//! outer call and the lane goes on, in the same poll, to the next submission.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::{Future, poll_fn};
@@ -29,7 +37,7 @@ use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
 use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError};
 
 use super::transport::IMAGE_CONTEXT_SOURCE;
-use super::{DispatchSettled, DispatchStarted, Events};
+use super::{DispatchSettled, DispatchStarted, Events, MAX_JSON_DEPTH};
 use crate::runtime::{BindingFuture, BindingHost};
 
 /// The reason a run is over when the outer call was cancelled before the program settled.
@@ -102,7 +110,7 @@ impl RunState {
 struct Host(Arc<RunState>);
 
 impl BindingHost for Host {
-    fn call(&self, _global: &str, name: &str, args: JsonValue) -> BindingFuture {
+    fn call(&self, global: &str, name: &str, args: JsonValue) -> BindingFuture {
         let state = Arc::clone(&self.0);
         let name = name.to_owned();
         if state.token.is_cancelled() {
@@ -111,6 +119,14 @@ impl BindingHost for Host {
         }
         if !state.names.contains(&name) {
             let message = format!("unknown tool \"{name}\"");
+            return Box::pin(async move { Err(message) });
+        }
+        // Like arguments that are not lossless JSON: refused before numbering, nothing
+        // dispatched or logged.
+        if args.depth() > MAX_JSON_DEPTH {
+            let message = format!(
+                "arguments of {global}.{name} nest deeper than the depth limit of {MAX_JSON_DEPTH}"
+            );
             return Box::pin(async move { Err(message) });
         }
         let (reply, answer) = oneshot::channel();
@@ -391,7 +407,16 @@ impl Lane {
                 .error()
                 .map_or_else(|| result.text(), |error| error.message().to_owned()))
         } else {
-            Ok(result.value().cloned().unwrap_or_else(JsonValue::null))
+            match result.value() {
+                // Only a tool that raised its own output limit gets here: the pipeline
+                // refuses deeper values of every other tool as `INVALID_TOOL_OUTPUT`.
+                Some(value) if value.depth() > MAX_JSON_DEPTH => Err(format!(
+                    "output of tool {} nests deeper than the depth limit of {MAX_JSON_DEPTH}",
+                    slot.sub.name
+                )),
+                Some(value) => Ok(value.clone()),
+                None => Ok(JsonValue::null()),
+            }
         };
         let _ = slot.sub.reply.send(answer);
         if let Some(events) = &self.events {

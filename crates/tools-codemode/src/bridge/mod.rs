@@ -19,6 +19,13 @@
 //!   context from `tools-code-mode`) and a turn conclusion are forwarded to the outer call
 //!   in commit order, also when the program later fails.
 //!
+//! One depth limit, [`MAX_JSON_DEPTH`] (the pipeline's, 512): a program's result, a
+//! sub-call's arguments and a tool's output may each nest that deep, and one level more is
+//! refused on any side with a message naming the side and the limit (`program result
+//! nesting exceeds the depth limit of 512`, `arguments of tools.x nest deeper than the
+//! depth limit of 512`, `output of tool x nests deeper than the depth limit of 512`),
+//! whatever depth the code runtime is configured to let through.
+//!
 //! Deviations from the reference, decided here: the settle event is delivered
 //! synchronously in the lane after the commit (the reference appends it from a detached
 //! task; the observable order is the same and there is nothing left to drain); the reason
@@ -44,6 +51,15 @@ pub use transport::{
 
 use crate::runtime::CodeRuntime;
 use crate::sdk::{Language, ToolSdkSchema};
+
+/// The one depth limit of Code Mode: the pipeline's own limit (that of
+/// `tools_json::Limits::default()`, which it applies to wire arguments and tool outputs).
+/// A program's result, a sub-call's arguments and a tool's output may each nest this many
+/// containers deep; deeper is refused, naming the side. `run_code`'s own value
+/// `{logs, result}` takes one level more than the result, which its definition declares
+/// (`OutputDecl::with_max_depth`). The default of `RuntimeLimits::max_json_depth` is the
+/// same number.
+pub const MAX_JSON_DEPTH: usize = tools_json::DEFAULT_MAX_DEPTH;
 
 /// The default of [`CodeModeConfig::with_max_parallel_sub_calls`].
 pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;

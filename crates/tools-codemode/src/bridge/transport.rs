@@ -14,7 +14,7 @@ use tools_registry::{
 };
 
 use super::lane::{Lane, RunState};
-use super::{CodeModeConfig, Events};
+use super::{CodeModeConfig, Events, MAX_JSON_DEPTH};
 use crate::runtime::{BindingNamespace, CodeRunRequest, CodeRunResult, ErrorClass};
 use crate::sdk::Language;
 
@@ -143,11 +143,15 @@ pub(crate) fn definition(
     };
     ToolDefinition::builder(RUN_CODE, flavour.tool_description)
         .parameters(run_code_parameters(language))
-        .output(OutputDecl::new(run_code_output_schema(), |_, value| {
-            Ok(vec![ContentBlock::text(render_run_code_output(
-                value.as_value(),
-            ))])
-        }))
+        .output(
+            OutputDecl::new(run_code_output_schema(), |_, value| {
+                Ok(vec![ContentBlock::text(render_run_code_output(
+                    value.as_value(),
+                ))])
+            })
+            // `{logs, result}` wraps a result of up to `MAX_JSON_DEPTH` levels.
+            .with_max_depth(MAX_JSON_DEPTH + 1),
+        )
         .presenter(RunCodePresenter)
         .body_impl(body)
         .build()
@@ -246,6 +250,21 @@ async fn run(
                 "code run failed ({}): {}",
                 failure.kind.as_str(),
                 failure.message
+            );
+            if !logs.is_empty() {
+                message.push_str("\nCaptured output:\n");
+                message.push_str(&logs.join("\n"));
+            }
+            Err(ToolError::with_code(ErrorCode::CodeRunFailed, message))
+        }
+        Ok(CodeRunResult {
+            value: Some(value),
+            logs,
+            ..
+        }) if value.depth() > MAX_JSON_DEPTH => {
+            let mut message = format!(
+                "code run failed (invalid-output): program result nesting exceeds the depth \
+                 limit of {MAX_JSON_DEPTH}"
             );
             if !logs.is_empty() {
                 message.push_str("\nCaptured output:\n");

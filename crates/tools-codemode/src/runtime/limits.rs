@@ -6,7 +6,7 @@ use super::ContractError;
 
 /// The budgets and caps every run of a runtime gets. The defaults mirror the reference
 /// worker: 60 s of compute, a 600 s wall-clock ceiling, 512 MiB of memory and 64 MiB of
-/// output.
+/// output; JSON crosses up to the pipeline's depth limit of 512 levels.
 ///
 /// # Examples
 ///
@@ -39,8 +39,16 @@ pub struct RuntimeLimits {
     /// Output cap of the ledger: logs plus completion value or failure message, as JSON
     /// bytes. At least 4.
     pub max_output_bytes: usize,
-    /// Deepest JSON value (container nesting) that crosses the boundary in either direction.
-    /// At least 1.
+    /// Deepest JSON value (container nesting) that crosses the boundary in either direction:
+    /// binding arguments, binding resolutions and the completion value. At least 1.
+    ///
+    /// The default is [`tools_json::DEFAULT_MAX_DEPTH`] (512), the limit the tool pipeline
+    /// applies to arguments and tool outputs, so that Code Mode has one limit: a program's
+    /// result, a sub-call's arguments and a tool's output may each nest 512 levels, and
+    /// 513 is refused on every side. Under Code Mode the bridge enforces that limit
+    /// whatever this field says (a raised value lets nothing deeper through; a lowered one
+    /// refuses earlier, inside the sandbox). Standalone, a runtime may raise it: values are
+    /// converted without recursion at any depth.
     pub max_json_depth: usize,
     /// The engine's stack limit (QuickJS `set_max_stack_size`); the run's thread gets this
     /// plus 8 MiB. At least 256 KiB.
@@ -108,7 +116,7 @@ impl Default for RuntimeLimits {
             wall: Duration::from_secs(600),
             memory_bytes: 512 * 1024 * 1024,
             max_output_bytes: 64 * 1024 * 1024,
-            max_json_depth: 10_000,
+            max_json_depth: tools_json::DEFAULT_MAX_DEPTH,
             stack_bytes: 8 * 1024 * 1024,
             settle_grace: Duration::from_secs(1),
         }
@@ -128,6 +136,14 @@ mod tests {
     #[test]
     fn the_defaults_are_valid() {
         assert_eq!(RuntimeLimits::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_default_depth_is_the_pipelines() {
+        assert_eq!(
+            RuntimeLimits::default().max_json_depth,
+            tools_json::DEFAULT_MAX_DEPTH
+        );
     }
 
     #[test]

@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use tools_codemode::{
     BindingHost, CodeModeConfig, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime,
     ContractError, DispatchSettled, DispatchSink, DispatchStarted, ErrorClass, FailureKind,
-    IMAGE_CONTEXT_SOURCE, Language, NO_OUTPUT, RunFuture, install, render_run_code_output,
+    IMAGE_CONTEXT_SOURCE, Language, MAX_JSON_DEPTH, NO_OUTPUT, RunFuture, install,
+    render_run_code_output,
 };
 use tools_json::JsonValue;
 use tools_pipeline::{
@@ -1773,6 +1774,145 @@ async fn b50_a_binding_call_after_the_outer_abort_is_not_dispatched() {
     assert!(h.sink.events().is_empty());
 }
 
+/// `cancel_outer` (exclusive) cancels `token` from inside its body and returns; `counted`
+/// (exclusive) counts the times its body runs.
+fn abort_tools(token: &CancellationToken, bodies: &Arc<AtomicUsize>) -> Vec<ToolDefinition> {
+    let token = token.clone();
+    let bodies = Arc::clone(bodies);
+    vec![
+        tool("cancel_outer", false, move |_args, _ctx| {
+            token.cancel();
+            async { Ok(Value::String("cancelled".into())) }
+        }),
+        tool("counted", false, move |_args, _ctx| {
+            bodies.fetch_add(1, Ordering::SeqCst);
+            async { Ok(Value::String("counted".into())) }
+        }),
+    ]
+}
+
+/// 50, abort is final: a tool body cancels the outer call's token; the program's next
+/// binding call is rejected without being prepared or dispatched (its body never runs, no
+/// event), and the outer result is `ABORTED`. Deterministic: nothing waits for the
+/// cancellation to travel.
+#[tokio::test(flavor = "current_thread")]
+async fn b50_the_call_after_a_body_cancelled_the_outer_call_never_runs() {
+    let outer_cancel = CancellationToken::new();
+    let bodies = Arc::new(AtomicUsize::new(0));
+    let answers = Log::default();
+    let a = answers.clone();
+    let runtime = scripted(move |request: CodeRunRequest| {
+        let answers = a.clone();
+        async move {
+            let first = call(&request.host, "cancel_outer", json!({})).await;
+            answers.push(format!("{first:?}"));
+            // Made at once, without waiting for the run token: the abort is already final.
+            let next = call(&request.host, "counted", json!({})).await;
+            answers.push(format!("{next:?}"));
+            completed(Some(json!("finished anyway")), &[])
+        }
+    });
+    let h = harness(runtime, abort_tools(&outer_cancel, &bodies));
+    let result = h
+        .execute(h.outer().with_cancellation(outer_cancel.clone()))
+        .await;
+    assert_eq!(result.error_code(), Some(ErrorCode::Aborted), "{result:?}");
+    assert_eq!(result.text(), "Error: tool call aborted");
+    assert_eq!(bodies.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        answers.entries(),
+        [
+            // The body finished after its own token was cancelled: `ABORTED`.
+            r#"Err("tool call aborted")"#,
+            r#"Err("run_code run is over (tool call aborted); counted not dispatched")"#
+        ]
+    );
+    assert_eq!(
+        h.sink.summary(),
+        ["started call-1:code:1", "settled call-1:code:1"]
+    );
+}
+
+/// 50, queued: a call submitted before the abort and still queued behind the cancelling
+/// call is abandoned, never prepared or dispatched.
+#[tokio::test(flavor = "current_thread")]
+async fn b50_a_call_queued_behind_the_abort_is_abandoned() {
+    let outer_cancel = CancellationToken::new();
+    let bodies = Arc::new(AtomicUsize::new(0));
+    let answers = Log::default();
+    let a = answers.clone();
+    let runtime = scripted(move |request: CodeRunRequest| {
+        let answers = a.clone();
+        async move {
+            let first = call(&request.host, "cancel_outer", json!({}));
+            let queued = call(&request.host, "counted", json!({}));
+            let (first, queued) = tokio::join!(first, queued);
+            answers.push(format!("{first:?}"));
+            answers.push(format!("{queued:?}"));
+            completed(None, &[])
+        }
+    });
+    let h = harness(runtime, abort_tools(&outer_cancel, &bodies));
+    let prepared = Log::default();
+    let p = prepared.clone();
+    on_sub_pre(&h.pipeline, move |request: PreRequest| {
+        let p = p.clone();
+        async move {
+            p.push(request.execution().call_id().to_owned());
+            None
+        }
+    });
+    let result = h
+        .execute(h.outer().with_cancellation(outer_cancel.clone()))
+        .await;
+    assert_eq!(result.error_code(), Some(ErrorCode::Aborted), "{result:?}");
+    assert_eq!(bodies.load(Ordering::SeqCst), 0);
+    assert_eq!(prepared.entries(), ["call-1:code:1"]);
+    assert_eq!(
+        answers.entries()[1],
+        r#"Err("run_code run is over (tool call aborted); counted tool call abandoned")"#
+    );
+    assert_eq!(
+        h.sink.summary(),
+        ["started call-1:code:1", "settled call-1:code:1"]
+    );
+}
+
+/// The run-scoped token (the one the runtime is handed) cancelled by the runtime itself:
+/// the next binding call is rejected without being prepared or dispatched.
+#[tokio::test(flavor = "current_thread")]
+async fn a_binding_call_after_the_run_token_is_cancelled_never_runs() {
+    let bodies = Arc::new(AtomicUsize::new(0));
+    let answers = Log::default();
+    let a = answers.clone();
+    let runtime = scripted(move |request: CodeRunRequest| {
+        let answers = a.clone();
+        async move {
+            let first = call(&request.host, "counted", json!({})).await;
+            answers.push(format!("{first:?}"));
+            request.cancel.cancel();
+            let next = call(&request.host, "counted", json!({})).await;
+            answers.push(format!("{next:?}"));
+            failed(FailureKind::Abort, "run aborted", &[])
+        }
+    });
+    let h = harness(runtime, abort_tools(&CancellationToken::new(), &bodies));
+    let result = h.run().await;
+    assert_eq!(result.error_code(), Some(ErrorCode::CodeRunFailed));
+    assert_eq!(bodies.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        answers.entries(),
+        [
+            r#"Ok(String("counted"))"#,
+            r#"Err("run_code run is over (tool call aborted); counted not dispatched")"#
+        ]
+    );
+    assert_eq!(
+        h.sink.summary(),
+        ["started call-1:code:1", "settled call-1:code:1"]
+    );
+}
+
 /// A6.5: a binding whose commit landed before the run ended, but which the program reads
 /// only afterwards, rejects with `result discarded`.
 #[tokio::test(flavor = "current_thread")]
@@ -1922,41 +2062,202 @@ fn depth_and_leaf(value: &Value) -> (usize, Value) {
     (depth, cursor.clone())
 }
 
-/// 46: a 5 000-deep argument crosses to the tool and into the start and settle events.
+// One depth limit (`MAX_JSON_DEPTH`, the pipeline's 512) on every side: program result,
+// sub-call arguments, tool outputs. Values are built with a raised boundary limit, as a
+// runtime configured past the default would hand them over.
+
+/// A `JsonValue` admitted whatever its depth.
+fn deep_json(value: Value) -> JsonValue {
+    JsonValue::with_limits(value, &tools_json::Limits::default().with_max_depth(10_000)).unwrap()
+}
+
+/// `{"value": [[…"leaf"…]]}` nesting exactly `depth` containers (the object included).
+fn args_of_depth(depth: usize) -> JsonValue {
+    // Not `json!`: it serialises embedded values recursively.
+    deep_json(Value::Object(
+        [("value".to_owned(), nested(depth - 1))]
+            .into_iter()
+            .collect(),
+    ))
+}
+
+/// 46, under the one limit: arguments nesting 511 and 512 levels cross intact to the tool
+/// and into the start and settle events; 513 and 600 are refused in the host, named, before
+/// numbering: nothing is prepared, dispatched or logged.
 #[tokio::test(flavor = "current_thread")]
-async fn b46_a_deep_argument_crosses_intact() {
-    let seen = Arc::new(Mutex::new(None));
-    let s = Arc::clone(&seen);
-    let deep = tool("deep", false, move |args, _ctx| {
-        *s.lock().unwrap() = Some(depth_and_leaf(&args["value"]));
+async fn b46_arguments_cross_up_to_the_depth_limit() {
+    assert_eq!(MAX_JSON_DEPTH, 512);
+    let seen = Log::default();
+    let s = seen.clone();
+    let deep = tool("deep", false, move |args, ctx| {
+        let (depth, leaf) = depth_and_leaf(&args["value"]);
+        s.push(format!("{} {} {leaf}", ctx.call().call_id, depth + 1));
         async { Ok(Value::String("ok".into())) }
     });
-    let runtime = scripted(|request: CodeRunRequest| async move {
-        let args = tools_json::JsonValue::with_limits(
-            // Not `json!`: it serialises embedded values recursively.
-            Value::Object([("value".to_owned(), nested(5_000))].into_iter().collect()),
-            &tools_json::Limits::default().with_max_depth(10_000),
-        )
-        .unwrap();
-        let answer = request.host.call("tools", "deep", args).await;
-        completed(Some(answer.unwrap().into_value()), &[])
+    let answers = Log::default();
+    let a = answers.clone();
+    let runtime = scripted(move |request: CodeRunRequest| {
+        let answers = a.clone();
+        async move {
+            for depth in [511, 512, 513, 600] {
+                let answer = request
+                    .host
+                    .call("tools", "deep", args_of_depth(depth))
+                    .await;
+                answers.push(format!("{depth}: {:?}", answer.map(|v| v.to_string())));
+            }
+            completed(None, &[])
+        }
     });
     let h = harness(runtime, vec![deep]);
     let result = h.run().await;
-    assert_eq!(value_of(&result)["result"], json!("ok"));
-    assert_eq!(*seen.lock().unwrap(), Some((5_000, json!("leaf"))));
-    let events = h.sink.events();
-    let Event::Started(start) = &events[0] else {
-        panic!("{events:?}");
+    assert!(!result.is_error(), "{result:?}");
+    assert_eq!(
+        answers.entries(),
+        [
+            r#"511: Ok("\"ok\"")"#,
+            r#"512: Ok("\"ok\"")"#,
+            r#"513: Err("arguments of tools.deep nest deeper than the depth limit of 512")"#,
+            r#"600: Err("arguments of tools.deep nest deeper than the depth limit of 512")"#,
+        ]
+    );
+    assert_eq!(
+        seen.entries(),
+        [r#"call-1:code:1 511 "leaf""#, r#"call-1:code:2 512 "leaf""#]
+    );
+    assert_eq!(
+        h.sink.summary(),
+        [
+            "started call-1:code:1",
+            "settled call-1:code:1",
+            "started call-1:code:2",
+            "settled call-1:code:2"
+        ]
+    );
+    let settles = h.sink.settles();
+    assert_eq!(
+        depth_and_leaf(&settles[1].arguments["value"]),
+        (511, json!("leaf"))
+    );
+}
+
+/// A tool returning `[[…"leaf"…]]` of `args.depth` containers (`nested`); its
+/// output schema accepts any value; `max_depth` raises its own output limit.
+fn deep_output_tool(name: &str, max_depth: Option<usize>) -> ToolDefinition {
+    let output = OutputDecl::text(json!({}));
+    let output = match max_depth {
+        Some(depth) => output.with_max_depth(depth),
+        None => output,
     };
-    assert_eq!(
-        depth_and_leaf(&start.arguments["value"]),
-        (5_000, json!("leaf"))
+    ToolDefinition::builder(name, "returns a deep value")
+        .parameters(json!({"type": "object", "properties": {"depth": {"type": "integer"}}}))
+        .output(output)
+        .body(|args: JsonValue, _ctx: RunContext| {
+            let depth = args["depth"].as_u64().unwrap_or(0);
+            async move { Ok(nested(usize::try_from(depth).unwrap())) }
+        })
+        .build()
+        .unwrap()
+}
+
+/// Tool outputs under the one limit: 511 and 512 levels resolve the binding intact; 513
+/// and 600 are refused by the pipeline (`INVALID_TOOL_OUTPUT`, naming the tool and the
+/// limit), and by the bridge for a tool that raised its own output limit.
+#[tokio::test(flavor = "current_thread")]
+async fn tool_outputs_cross_up_to_the_depth_limit() {
+    let answers = Log::default();
+    let a = answers.clone();
+    let runtime = scripted(move |request: CodeRunRequest| {
+        let answers = a.clone();
+        async move {
+            for name in ["deep_out", "deep_raised"] {
+                for depth in [511, 512, 513, 600] {
+                    let answer = call(&request.host, name, json!({ "depth": depth })).await;
+                    answers.push(match answer {
+                        Ok(value) => format!("{name} {depth}: ok {:?}", depth_and_leaf(&value)),
+                        Err(message) => format!("{name} {depth}: {message}"),
+                    });
+                }
+            }
+            completed(None, &[])
+        }
+    });
+    let h = harness(
+        runtime,
+        vec![
+            deep_output_tool("deep_out", None),
+            deep_output_tool("deep_raised", Some(1_000)),
+        ],
     );
+    let result = h.run().await;
+    assert!(!result.is_error(), "{result:?}");
+    let answers = answers.entries();
+    assert_eq!(answers[0], r#"deep_out 511: ok (511, String("leaf"))"#);
+    assert_eq!(answers[1], r#"deep_out 512: ok (512, String("leaf"))"#);
+    for (i, depth) in [(2, 513), (3, 600)] {
+        let prefix = format!("deep_out {depth}: tool \"deep_out\" returned invalid output: ");
+        assert!(answers[i].starts_with(&prefix), "{}", &answers[i][..80]);
+        assert!(
+            answers[i].ends_with("nesting exceeds the depth limit of 512)"),
+            "{}",
+            answers[i]
+        );
+    }
     assert_eq!(
-        depth_and_leaf(&h.sink.settles()[0].arguments["value"]),
-        (5_000, json!("leaf"))
+        answers[4..],
+        [
+            r#"deep_raised 511: ok (511, String("leaf"))"#,
+            r#"deep_raised 512: ok (512, String("leaf"))"#,
+            "deep_raised 513: output of tool deep_raised nests deeper than the depth limit of 512",
+            "deep_raised 600: output of tool deep_raised nests deeper than the depth limit of 512",
+        ]
     );
+    // Every call ran and was committed; the refused ones settle as errors.
+    let settles = h.sink.settles();
+    assert_eq!(settles.len(), 8);
+    let errors: Vec<bool> = settles.iter().map(|s| s.is_error).collect();
+    assert_eq!(
+        errors,
+        [false, false, true, true, false, false, false, false],
+        "the bridge's refusal of a raised output happens after the commit"
+    );
+}
+
+/// 48 under the one limit: a program result nesting 511 or 512 levels is `run_code`'s
+/// result (its `{logs, result}` one level deeper), rendered compactly past the indentation
+/// cap; 513 and 600 fail the run, named, instead of an `INVALID_TOOL_OUTPUT` blamed on
+/// `run_code`.
+#[tokio::test(flavor = "current_thread")]
+async fn b48_program_results_cross_up_to_the_depth_limit() {
+    for depth in [511, 512, 513, 600] {
+        let runtime = scripted(move |_request: CodeRunRequest| async move {
+            Ok(CodeRunResult {
+                value: Some(deep_json(nested(depth))),
+                logs: vec!["built it".to_owned()],
+                error: None,
+            })
+        });
+        let h = harness(runtime, vec![]);
+        let result = h.run().await;
+        if depth <= 512 {
+            assert!(!result.is_error(), "{depth}: {result:?}");
+            let value = result.value().unwrap();
+            assert_eq!(value.depth(), depth + 1);
+            assert_eq!(depth_and_leaf(&value["result"]), (depth, json!("leaf")));
+            assert!(result.text().starts_with("built it\n[\n  [\n    ["));
+        } else {
+            assert_eq!(
+                result.error_code(),
+                Some(ErrorCode::CodeRunFailed),
+                "{depth}"
+            );
+            assert_eq!(
+                result.text(),
+                "Error: code run failed (invalid-output): program result nesting exceeds the \
+                 depth limit of 512\nCaptured output:\nbuilt it"
+            );
+        }
+    }
 }
 
 fn assert_deep_rendering(text: &str) {
@@ -1969,15 +2270,9 @@ fn assert_deep_rendering(text: &str) {
     assert!(text.len() < 11_000, "{}", text.len());
 }
 
-/// 48 (the rendering): a 5 000-deep result renders compactly past the indentation cap,
-/// without overflowing.
-///
-/// Only the render is tested: through the pipeline, such a result is refused today. The
-/// pipeline re-validates the body's `serde_json::Value` with the default `JsonValue`
-/// limits (depth 512), so a program result deeper than ~510 levels becomes
-/// `INVALID_TOOL_OUTPUT` ("value is not lossless JSON") although the runtimes let values
-/// up to `max_json_depth` (10 000) cross; a tool body cannot return a `JsonValue`, so the
-/// bridge cannot avoid it.
+/// 48 (the rendering): a 5 000-deep value renders compactly past the indentation cap,
+/// without overflowing. Through `run_code` a result is held to the depth limit (512, see
+/// `b48_program_results_cross_up_to_the_depth_limit`); the render itself is total.
 #[test]
 fn b48_a_deep_result_renders() {
     let mut canonical = serde_json::Map::new();
@@ -1996,6 +2291,10 @@ mod quickjs {
     use tools_codemode::{QuickJsRuntime, RuntimeLimits};
 
     fn quickjs_harness(tools: Vec<ToolDefinition>) -> Harness {
+        quickjs_harness_with(tools, RuntimeLimits::default())
+    }
+
+    fn quickjs_harness_with(tools: Vec<ToolDefinition>, limits: RuntimeLimits) -> Harness {
         let timeline = Log::default();
         let registry = Registry::builder()
             .default_mode(PresentationMode::Code)
@@ -2008,7 +2307,7 @@ mod quickjs {
             events: Mutex::new(Vec::new()),
             timeline: timeline.clone(),
         });
-        let runtime = QuickJsRuntime::new(RuntimeLimits::default()).unwrap();
+        let runtime = QuickJsRuntime::new(limits).unwrap();
         install(
             &pipeline,
             &CodeModeConfig::new()
@@ -2032,6 +2331,108 @@ mod quickjs {
     async fn run_program(h: &Harness, code: &str) -> ToolResult {
         h.execute(outer_call(code, "Run a TypeScript program").with_agent(h.agent.clone()))
             .await
+    }
+
+    /// `deep_args`: the depth of its `value` argument plus one (the arguments object).
+    fn deep_args() -> ToolDefinition {
+        tool("deep_args", false, |args, _ctx| {
+            let (depth, _) = depth_and_leaf(&args["value"]);
+            async move { Ok(Value::String(format!("args depth {}", depth + 1))) }
+        })
+    }
+
+    /// A program sending arguments of `args` levels, then returning `result` levels.
+    fn depth_program(args: usize, result: usize) -> String {
+        format!(
+            r#"
+            const nest = (n) => {{ let v = "leaf"; for (let i = 0; i < n; i++) v = [v]; return v; }};
+            try {{ console.log(await tools.deep_args({{ value: nest({}) }})); }}
+            catch (e) {{ console.log(`refused: ${{e.message}}`); }}
+            return nest({result});
+            "#,
+            args - 1
+        )
+    }
+
+    /// The one limit end to end, with the runtime at its default (512, the pipeline's):
+    /// 512 levels cross on both sides; 513 is refused inside the sandbox.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn qjs_the_depth_limit_at_the_default() {
+        let h = quickjs_harness(vec![deep_args()]);
+        let result = run_program(&h, &depth_program(512, 512)).await;
+        assert!(!result.is_error(), "{result:?}");
+        assert_eq!(result.value().unwrap().depth(), 513);
+        assert_eq!(value_of(&result)["logs"], json!(["args depth 512"]));
+
+        let result = run_program(&h, &depth_program(513, 513)).await;
+        assert_eq!(result.error_code(), Some(ErrorCode::CodeRunFailed));
+        let text = result.text();
+        assert!(
+            text.starts_with("Error: code run failed (invalid-output): "),
+            "{text}"
+        );
+        assert!(
+            text.contains("refused: binding arguments must be lossless JSON: ")
+                && text.contains("nesting exceeds the depth limit of 512"),
+            "{text}"
+        );
+    }
+
+    /// A runtime configured past the default lets 600 levels through; the bridge holds
+    /// them to the one limit and names the side.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn qjs_the_bridge_holds_a_raised_runtime_to_the_depth_limit() {
+        let limits = RuntimeLimits {
+            max_json_depth: 10_000,
+            ..RuntimeLimits::default()
+        };
+        let h = quickjs_harness_with(vec![deep_args()], limits);
+        let result = run_program(&h, &depth_program(600, 600)).await;
+        assert_eq!(result.error_code(), Some(ErrorCode::CodeRunFailed));
+        assert_eq!(
+            result.text(),
+            "Error: code run failed (invalid-output): program result nesting exceeds the depth \
+             limit of 512\nCaptured output:\nrefused: arguments of tools.deep_args nest deeper \
+             than the depth limit of 512"
+        );
+        let result = run_program(&h, &depth_program(512, 512)).await;
+        assert!(!result.is_error(), "{result:?}");
+        assert_eq!(value_of(&result)["logs"], json!(["args depth 512"]));
+    }
+
+    /// 50 on QuickJS, whose program runs on its own thread: once a body cancelled the
+    /// outer call, the program's next binding call never reaches its body. (A regression
+    /// guard only: the engine thread is rarely fast enough to have shown the old lag; the
+    /// deterministic proofs are the scripted `b50_*` tests.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn qjs_b50_abort_is_final() {
+        let outer_cancel = CancellationToken::new();
+        let bodies = Arc::new(AtomicUsize::new(0));
+        let h = quickjs_harness(abort_tools(&outer_cancel, &bodies));
+        let program = r#"
+            try { await tools.cancel_outer({}); } catch (e) { console.log(`first: ${e.message}`); }
+            try { await tools.counted({}); } catch (e) { console.log(`next: ${e.message}`); }
+            return "finished";
+            "#;
+        let call = outer_call(program, "Cancel, then call again")
+            .with_agent(h.agent.clone())
+            .with_cancellation(outer_cancel.clone());
+        let result = h.execute(call).await;
+        assert!(result.is_error(), "{result:?}");
+        // The run either completes (the success becomes `ABORTED`) or sees its token first
+        // and fails as `abort`: both are the abort; the second body never runs either way.
+        assert!(
+            matches!(
+                result.error_code(),
+                Some(ErrorCode::Aborted | ErrorCode::CodeRunFailed)
+            ),
+            "{result:?}"
+        );
+        assert_eq!(bodies.load(Ordering::SeqCst), 0);
+        assert_eq!(
+            h.sink.summary(),
+            ["started call-1:code:1", "settled call-1:code:1"]
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

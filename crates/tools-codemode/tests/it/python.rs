@@ -24,6 +24,16 @@ fn runtime_with(limits: RuntimeLimits) -> PythonRuntime {
     PythonRuntime::new(limits).unwrap()
 }
 
+/// Values cross 10 000 levels deep (standalone, a runtime may raise the default limit of
+/// 512, the pipeline's).
+fn deep_runtime() -> PythonRuntime {
+    runtime_with(RuntimeLimits {
+        wall: Duration::from_secs(60),
+        max_json_depth: 10_000,
+        ..RuntimeLimits::default()
+    })
+}
+
 fn capped(max_output_bytes: usize) -> PythonRuntime {
     runtime_with(RuntimeLimits {
         max_output_bytes,
@@ -90,7 +100,7 @@ while isinstance(back, list):
 assert depth == 5000 and back == "leaf", depth
 return v
 "#;
-    let (result, host) = run(&runtime(), program).await;
+    let (result, host) = run(&deep_runtime(), program).await;
     success(&result);
     assert_eq!(result.value.as_ref().unwrap().depth(), 5000);
     assert_eq!(host.calls().len(), 1);
@@ -346,7 +356,7 @@ async fn forged_output_limit_and_deep_done_frames() {
     assert_eq!(failure(&result).unwrap().0, "output-limit");
 
     let deep = "import os\nos.write(3, b'{\"type\": \"done\", \"value\": ' + b'[' * 5000 + b']' * 5000 + b'}\\n')\nimport time\ntime.sleep(60)";
-    let (result, _) = run(&runtime(), deep).await;
+    let (result, _) = run(&deep_runtime(), deep).await;
     assert_eq!(result.value.map(|v| v.depth()), Some(5000));
 
     let lossy = "import os\nos.write(3, b'{\"type\": \"done\", \"value\": -0.0}\\n')\nimport time\ntime.sleep(60)";

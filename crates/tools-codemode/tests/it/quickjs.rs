@@ -106,7 +106,11 @@ async fn the_five_console_methods_log_one_entry_per_call() {
 
 #[tokio::test]
 async fn deep_values_cross_both_ways() {
-    let runtime = runtime();
+    // Past the default limit (512, the pipeline's): standalone, a runtime may raise it.
+    let runtime = runtime_with(RuntimeLimits {
+        max_json_depth: 10_000,
+        ..RuntimeLimits::default()
+    });
     let program = r#"
         let v = "leaf";
         for (let i = 0; i < 5000; i++) v = [v];

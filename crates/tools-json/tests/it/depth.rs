@@ -195,3 +195,61 @@ fn a_five_thousand_deep_union_of_strings_rejects_a_number_at_the_root() {
         drop_deep(schema_json);
     });
 }
+
+#[test]
+fn a_hundred_thousand_deep_array_parses_and_round_trips_on_a_small_stack() {
+    on_small_stack(|| {
+        const DEPTH: usize = 100_000;
+        let limits = Limits::default().with_max_depth(200_000);
+        let text = "[".repeat(DEPTH) + "1.0" + &"]".repeat(DEPTH);
+        let value = JsonValue::parse_with_limits(&text, &limits).expect("parses");
+        assert_eq!(value.depth(), DEPTH);
+        // Written without recursion, canonical (`1.0` became `1`), and read back equal.
+        let written = value.to_string();
+        assert_eq!(written, "[".repeat(DEPTH) + "1" + &"]".repeat(DEPTH));
+        let reparsed = JsonValue::parse_with_limits(&written, &limits).expect("reparses");
+        assert!(reparsed == value);
+        assert!(value == *reparsed.as_value());
+        assert!(format!("{reparsed:?}").starts_with("JsonValue([[["));
+        // A shared handle clones without recursion.
+        let shared = reparsed.clone();
+        drop_deep(reparsed.into_value());
+        drop(shared);
+        // Not equal when the leaf differs.
+        let other = "[".repeat(DEPTH) + "2" + &"]".repeat(DEPTH);
+        let other = JsonValue::parse_with_limits(&other, &limits).expect("parses");
+        assert!(other != value);
+        // A failure deep down unwinds what was built without recursion.
+        let broken = "[".repeat(DEPTH) + "1,]" + &"]".repeat(DEPTH - 1);
+        let err = JsonValue::parse_with_limits(&broken, &limits).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid JSON text: trailing comma at line 1 column {}",
+                DEPTH + 3
+            )
+        );
+        // Past the limit, the text is refused before parsing, with the limit named.
+        let err = JsonValue::parse_with_limits(&text, &Limits::default().with_max_depth(DEPTH - 1))
+            .unwrap_err();
+        assert!(err.to_string().contains("depth limit of 99999"), "{err}");
+    });
+}
+
+#[test]
+fn deep_objects_parse_with_the_last_duplicate_winning_in_the_first_place() {
+    on_small_stack(|| {
+        const DEPTH: usize = 50_000;
+        let limits = Limits::default().with_max_depth(DEPTH);
+        let text = r#"{"k":0,"a":"#.repeat(DEPTH) + "null" + &r#","k":1}"#.repeat(DEPTH);
+        let value = JsonValue::parse_with_limits(&text, &limits).expect("parses");
+        assert_eq!(value.depth(), DEPTH);
+        let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["k", "a"]);
+        assert_eq!(value["k"], json!(1));
+        let written = value.to_string();
+        assert!(written.starts_with(r#"{"k":1,"a":{"k":1,"a":"#));
+        let reparsed = JsonValue::parse_with_limits(&written, &limits).expect("reparses");
+        assert!(reparsed == value);
+    });
+}

@@ -414,3 +414,45 @@ async fn j15_lossy_arguments_win_over_everything() {
     assert_eq!(result.code(), None);
     assert_eq!(results.entries().len(), 1);
 }
+
+/// The body's token is a child of the caller's (or of a wrapper's token descending from
+/// it): a cancellation reaches the body at once, inside the very poll that cancelled, not
+/// at the body's next poll (Code Mode relies on it: a run's sub-calls are driven inside
+/// one poll of the `run_code` body).
+#[tokio::test(flavor = "current_thread")]
+async fn j16_the_callers_cancellation_reaches_the_body_token_at_once() {
+    for with_wrapper in [false, true] {
+        let (registry, pipeline) = setup();
+        let caller = CancellationToken::new();
+        let seen = Log::default();
+        let (c, s) = (caller.clone(), seen.clone());
+        registry
+            .register(tool_with("self_cancel", move |_a, ctx| {
+                let before = ctx.is_cancelled();
+                c.cancel();
+                s.push(format!("before={before} after={}", ctx.is_cancelled()));
+                async { Ok(json!("done")) }
+            }))
+            .unwrap()
+            .keep();
+        if with_wrapper {
+            pipeline
+                .on_execute(from_fn(
+                    |req: DispatchRequest, next: Next<DispatchRequest, ToolResult>| async move {
+                        let child = req.cancellation().child_token();
+                        next.run(req.with_cancellation(child)).await
+                    },
+                ))
+                .keep();
+        }
+        let result = pipeline
+            .execute(call_cancellable("self_cancel", json!({}), &caller))
+            .await;
+        assert_eq!(result.error_code(), Some(ErrorCode::Aborted));
+        assert_eq!(
+            seen.entries(),
+            ["before=false after=true"],
+            "{with_wrapper}"
+        );
+    }
+}

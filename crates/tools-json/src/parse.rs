@@ -1,0 +1,555 @@
+//! An iterative JSON text parser producing `serde_json::Value`.
+//!
+//! `serde_json`'s deserializer recurses once per nesting level (with `unbounded_depth` and
+//! the recursion limit disabled it overflows a small thread stack a few thousand levels
+//! down). This parser keeps an explicit stack of open containers instead, so any depth is
+//! safe, and it is held to `serde_json`'s own behaviour:
+//!
+//! - it accepts and rejects exactly the texts `serde_json::from_str::<Value>` does;
+//! - it yields the same value: numbers and strings are converted by `serde_json` itself
+//!   (each number or escaped string lexeme is handed to it whole), object keys keep their
+//!   first position and the last duplicate's value (`preserve_order`'s `insert`);
+//! - a rejection carries `serde_json`'s message, with the same line and column.
+
+use serde_json::{Map, Value};
+
+use crate::value::drop_deep;
+
+/// What went wrong, spelled as `serde_json` spells it.
+#[derive(Clone, Copy)]
+enum Code {
+    EofWhileParsingList,
+    EofWhileParsingObject,
+    EofWhileParsingValue,
+    ExpectedColon,
+    ExpectedListCommaOrEnd,
+    ExpectedObjectCommaOrEnd,
+    ExpectedSomeIdent,
+    ExpectedSomeValue,
+    InvalidNumber,
+    KeyMustBeAString,
+    TrailingComma,
+    TrailingCharacters,
+}
+
+impl Code {
+    fn message(self) -> &'static str {
+        match self {
+            Code::EofWhileParsingList => "EOF while parsing a list",
+            Code::EofWhileParsingObject => "EOF while parsing an object",
+            Code::EofWhileParsingValue => "EOF while parsing a value",
+            Code::ExpectedColon => "expected `:`",
+            Code::ExpectedListCommaOrEnd => "expected `,` or `]`",
+            Code::ExpectedObjectCommaOrEnd => "expected `,` or `}`",
+            Code::ExpectedSomeIdent => "expected ident",
+            Code::ExpectedSomeValue => "expected value",
+            Code::InvalidNumber => "invalid number",
+            Code::KeyMustBeAString => "key must be a string",
+            Code::TrailingComma => "trailing comma",
+            Code::TrailingCharacters => "trailing characters",
+        }
+    }
+}
+
+/// A parse failure: the message without its position, and the byte index the position is
+/// computed from (`serde_json` reports the index just past the offending byte, or the end
+/// of the text).
+struct Failure {
+    message: String,
+    index: usize,
+}
+
+impl Failure {
+    fn new(code: Code, index: usize) -> Failure {
+        Failure {
+            message: code.message().to_owned(),
+            index,
+        }
+    }
+
+    /// `<message> at line <l> column <c>`, as `serde_json` writes a syntax error.
+    fn render(&self, text: &str) -> String {
+        let index = self.index.min(text.len());
+        let before = &text.as_bytes()[..index];
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        let line = 1 + before[..line_start].iter().filter(|&&b| b == b'\n').count();
+        format!(
+            "{} at line {line} column {}",
+            self.message,
+            index - line_start
+        )
+    }
+}
+
+/// An open container.
+enum Frame {
+    Array(Vec<Value>),
+    /// The members so far and the key whose value is being parsed.
+    Object(Map<String, Value>, String),
+}
+
+/// Where the parser is in the grammar.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// A value must start here.
+    Value,
+    /// After `[`: a first element or `]`.
+    FirstElement,
+    /// After `{`: a first key or `}`.
+    FirstKey,
+    /// A value was completed; what follows depends on the enclosing container.
+    AfterValue,
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Parser<'_> {
+    fn skip_whitespace(&mut self) -> Option<u8> {
+        while let Some(&b) = self.bytes.get(self.at) {
+            if matches!(b, b' ' | b'\n' | b'\t' | b'\r') {
+                self.at += 1;
+            } else {
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    /// A failure at the byte under the cursor (or at the end).
+    fn fail_here(&self, code: Code) -> Failure {
+        Failure::new(code, self.at + 1)
+    }
+
+    fn ident(&mut self, rest: &[u8]) -> Result<(), Failure> {
+        for &expected in rest {
+            match self.bytes.get(self.at) {
+                None => return Err(Failure::new(Code::EofWhileParsingValue, self.at)),
+                Some(&b) => {
+                    self.at += 1;
+                    if b != expected {
+                        return Err(Failure::new(Code::ExpectedSomeIdent, self.at));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses a string starting at the opening quote under the cursor.
+    fn string(&mut self) -> Result<String, Failure> {
+        let start = self.at;
+        let mut cursor = start + 1;
+        let mut plain = true;
+        let end = loop {
+            match self.bytes.get(cursor) {
+                None => break None,
+                Some(b'"') => break Some(cursor),
+                Some(b'\\') => {
+                    plain = false;
+                    // `\uXXXX` takes its four bytes whatever they are (a quote among
+                    // them is an invalid escape, not the end of the string).
+                    cursor += if self.bytes.get(cursor + 1) == Some(&b'u') {
+                        6
+                    } else {
+                        2
+                    };
+                }
+                Some(&b) => {
+                    if b < 0x20 {
+                        plain = false;
+                    }
+                    cursor += 1;
+                }
+            }
+        };
+        match end {
+            Some(end) if plain => {
+                self.at = end + 1;
+                Ok(self.text[start + 1..end].to_owned())
+            }
+            Some(end) => {
+                let lexeme = &self.text[start..=end];
+                let parsed = serde_json::from_str::<String>(lexeme)
+                    .map_err(|error| relocate(&error, lexeme, start))?;
+                self.at = end + 1;
+                Ok(parsed)
+            }
+            // Unterminated: `serde_json` reports the first problem on the way to the end.
+            None => {
+                let rest = &self.text[start..];
+                Err(match serde_json::from_str::<String>(rest) {
+                    Err(error) => relocate(&error, rest, start),
+                    Ok(_) => Failure::new(Code::EofWhileParsingValue, self.text.len()),
+                })
+            }
+        }
+    }
+
+    /// Parses a number starting at the cursor (a `-` or a digit).
+    fn number(&mut self) -> Result<Value, Failure> {
+        let start = self.at;
+        let len = self.bytes.len();
+        let mut i = start;
+        let byte = |i: usize| self.bytes.get(i).copied();
+        // A failure at byte `i` (reported just past it), or at the end.
+        let bad = |i: usize, eof: bool| {
+            if eof {
+                Failure::new(Code::EofWhileParsingValue, len)
+            } else {
+                Failure::new(Code::InvalidNumber, i + 1)
+            }
+        };
+        if byte(i) == Some(b'-') {
+            i += 1;
+        }
+        match byte(i) {
+            None => return Err(bad(i, true)),
+            Some(b'0') => {
+                i += 1;
+                if let Some(b'0'..=b'9') = byte(i) {
+                    return Err(bad(i, false));
+                }
+            }
+            Some(b'1'..=b'9') => {
+                while let Some(b'0'..=b'9') = byte(i) {
+                    i += 1;
+                }
+            }
+            Some(_) => return Err(bad(i, false)),
+        }
+        if byte(i) == Some(b'.') {
+            i += 1;
+            match byte(i) {
+                Some(b'0'..=b'9') => {
+                    while let Some(b'0'..=b'9') = byte(i) {
+                        i += 1;
+                    }
+                }
+                None => return Err(bad(i, true)),
+                Some(_) => return Err(bad(i, false)),
+            }
+        }
+        if let Some(b'e' | b'E') = byte(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = byte(i) {
+                i += 1;
+            }
+            match byte(i) {
+                Some(b'0'..=b'9') => {
+                    while let Some(b'0'..=b'9') = byte(i) {
+                        i += 1;
+                    }
+                }
+                None => return Err(bad(i, true)),
+                Some(_) => return Err(bad(i, false)),
+            }
+        }
+        // The lexeme is well formed; `serde_json` converts it (exact integers, round-trip
+        // floats) and refuses what is out of range.
+        let lexeme = &self.text[start..i];
+        let value = serde_json::from_str::<Value>(lexeme)
+            .map_err(|error| relocate(&error, lexeme, start))?;
+        self.at = i;
+        Ok(value)
+    }
+}
+
+/// Moves a `serde_json` error about `lexeme` (which starts at byte `start` of the text) to
+/// the index it has in the whole text.
+fn relocate(error: &serde_json::Error, lexeme: &str, start: usize) -> Failure {
+    let text = error.to_string();
+    let message = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(message, _)| message)
+        .to_owned();
+    // Line `l`, column `c` of the lexeme: `c` bytes past the start of its line `l`.
+    let mut line_start = 0;
+    for _ in 1..error.line() {
+        match lexeme.as_bytes()[line_start..]
+            .iter()
+            .position(|&b| b == b'\n')
+        {
+            Some(at) => line_start += at + 1,
+            None => break,
+        }
+    }
+    Failure {
+        message,
+        index: start + line_start + error.column(),
+    }
+}
+
+/// Parses JSON text into a `Value` without recursion; errors read like `serde_json`'s.
+pub(crate) fn parse_text(text: &str) -> Result<Value, String> {
+    let mut stack: Vec<Frame> = Vec::new();
+    let result = run(text, &mut stack);
+    // A failure leaves open containers behind, whose finished children may be deep.
+    for frame in stack {
+        match frame {
+            Frame::Array(items) => drop_deep(Value::Array(items)),
+            Frame::Object(map, _) => drop_deep(Value::Object(map)),
+        }
+    }
+    result.map_err(|failure| failure.render(text))
+}
+
+fn run(text: &str, stack: &mut Vec<Frame>) -> Result<Value, Failure> {
+    let mut p = Parser {
+        text,
+        bytes: text.as_bytes(),
+        at: 0,
+    };
+    let mut state = State::Value;
+    // The value just completed, to be placed into the enclosing container.
+    let mut done: Option<Value> = None;
+    loop {
+        match state {
+            State::Value => {
+                let Some(b) = p.skip_whitespace() else {
+                    return Err(p.fail_here(Code::EofWhileParsingValue));
+                };
+                let value = match b {
+                    b'n' => {
+                        p.at += 1;
+                        p.ident(b"ull")?;
+                        Value::Null
+                    }
+                    b't' => {
+                        p.at += 1;
+                        p.ident(b"rue")?;
+                        Value::Bool(true)
+                    }
+                    b'f' => {
+                        p.at += 1;
+                        p.ident(b"alse")?;
+                        Value::Bool(false)
+                    }
+                    b'-' | b'0'..=b'9' => p.number()?,
+                    b'"' => Value::String(p.string()?),
+                    b'[' => {
+                        p.at += 1;
+                        stack.push(Frame::Array(Vec::new()));
+                        state = State::FirstElement;
+                        continue;
+                    }
+                    b'{' => {
+                        p.at += 1;
+                        state = State::FirstKey;
+                        continue;
+                    }
+                    _ => return Err(p.fail_here(Code::ExpectedSomeValue)),
+                };
+                done = Some(value);
+                state = State::AfterValue;
+            }
+            State::FirstElement => match p.skip_whitespace() {
+                None => return Err(p.fail_here(Code::EofWhileParsingList)),
+                Some(b']') => {
+                    p.at += 1;
+                    done = match stack.pop() {
+                        Some(Frame::Array(items)) => Some(Value::Array(items)),
+                        _ => Some(Value::Array(Vec::new())),
+                    };
+                    state = State::AfterValue;
+                }
+                Some(_) => state = State::Value,
+            },
+            State::FirstKey => match p.skip_whitespace() {
+                None => return Err(p.fail_here(Code::EofWhileParsingObject)),
+                Some(b'}') => {
+                    p.at += 1;
+                    done = Some(Value::Object(Map::new()));
+                    state = State::AfterValue;
+                }
+                Some(b'"') => {
+                    let key = p.string()?;
+                    colon(&mut p)?;
+                    stack.push(Frame::Object(Map::new(), key));
+                    state = State::Value;
+                }
+                Some(_) => return Err(p.fail_here(Code::KeyMustBeAString)),
+            },
+            State::AfterValue => {
+                let Some(value) = done.take() else {
+                    return Err(p.fail_here(Code::ExpectedSomeValue));
+                };
+                match stack.last_mut() {
+                    None => {
+                        if p.skip_whitespace().is_some() {
+                            drop_deep(value);
+                            return Err(p.fail_here(Code::TrailingCharacters));
+                        }
+                        return Ok(value);
+                    }
+                    Some(Frame::Array(items)) => {
+                        items.push(value);
+                        match p.skip_whitespace() {
+                            None => return Err(p.fail_here(Code::EofWhileParsingList)),
+                            Some(b']') => {
+                                p.at += 1;
+                                done = match stack.pop() {
+                                    Some(Frame::Array(items)) => Some(Value::Array(items)),
+                                    _ => None,
+                                };
+                            }
+                            Some(b',') => {
+                                p.at += 1;
+                                match p.skip_whitespace() {
+                                    None => return Err(p.fail_here(Code::EofWhileParsingValue)),
+                                    Some(b']') => return Err(p.fail_here(Code::TrailingComma)),
+                                    Some(_) => state = State::Value,
+                                }
+                            }
+                            Some(_) => return Err(p.fail_here(Code::ExpectedListCommaOrEnd)),
+                        }
+                    }
+                    Some(Frame::Object(map, key)) => {
+                        let key = std::mem::take(key);
+                        // `serde_json`'s map (`preserve_order`): a repeated key keeps its
+                        // first position and takes the last value.
+                        if let Some(replaced) = map.insert(key, value) {
+                            drop_deep(replaced);
+                        }
+                        match p.skip_whitespace() {
+                            None => return Err(p.fail_here(Code::EofWhileParsingObject)),
+                            Some(b'}') => {
+                                p.at += 1;
+                                done = match stack.pop() {
+                                    Some(Frame::Object(map, _)) => Some(Value::Object(map)),
+                                    _ => None,
+                                };
+                            }
+                            Some(b',') => {
+                                p.at += 1;
+                                match p.skip_whitespace() {
+                                    None => return Err(p.fail_here(Code::EofWhileParsingValue)),
+                                    Some(b'"') => {
+                                        let next = p.string()?;
+                                        colon(&mut p)?;
+                                        if let Some(Frame::Object(_, key)) = stack.last_mut() {
+                                            *key = next;
+                                        }
+                                        state = State::Value;
+                                    }
+                                    Some(b'}') => return Err(p.fail_here(Code::TrailingComma)),
+                                    Some(_) => return Err(p.fail_here(Code::KeyMustBeAString)),
+                                }
+                            }
+                            Some(_) => {
+                                return Err(p.fail_here(Code::ExpectedObjectCommaOrEnd));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The `:` after an object key.
+fn colon(p: &mut Parser<'_>) -> Result<(), Failure> {
+    match p.skip_whitespace() {
+        Some(b':') => {
+            p.at += 1;
+            Ok(())
+        }
+        Some(_) => Err(p.fail_here(Code::ExpectedColon)),
+        None => Err(p.fail_here(Code::EofWhileParsingObject)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same_as_serde_json(text: &str) {
+        let ours = parse_text(text);
+        let theirs = serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
+        assert_eq!(ours, theirs, "{text:?}");
+    }
+
+    #[test]
+    fn matches_serde_json_on_hand_picked_texts() {
+        for text in [
+            "",
+            " ",
+            "null",
+            "nul",
+            "nulx",
+            "tru",
+            "[1,2",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "{",
+            "{\"a\"",
+            "{\"a\" 1}",
+            "{\"a\":}",
+            "{\"a\":1,}",
+            "{\"a\":1,2}",
+            "{1:2}",
+            "{\"a\":1 \"b\":2}",
+            "{\"a\":1,\"a\":2,\"b\":3}",
+            "-",
+            "-a",
+            "01",
+            "1.",
+            "1.x",
+            "1e",
+            "1e+",
+            "1ex",
+            "1e400",
+            "-1e400",
+            "1.5e-400",
+            "123456789012345678901234567890",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-0",
+            "-0.0e-0",
+            "\"abc",
+            "\"a\\x\"",
+            "\"a\nb\"",
+            "[\"a\",\n \"b\\u12\"]",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud83d\\ude00\"",
+            "\"\\u00e9\\n\\t\\\"\\\\\\/\"",
+            "[1] x",
+            "[1]\n\n  x",
+            "{\"k\": [true, false, null, {\"x\": []}]}\n",
+            "\"\u{1F600}\"",
+            "[\n1,\n\"\u{e9}\u{e9}\n\"]",
+        ] {
+            same_as_serde_json(text);
+        }
+    }
+
+    #[test]
+    fn a_very_deep_text_parses_on_a_small_stack() {
+        let handle = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let depth = 50_000;
+                let text = "[".repeat(depth) + &"]".repeat(depth);
+                let value = parse_text(&text);
+                assert!(value.is_ok());
+                if let Ok(value) = value {
+                    drop_deep(value);
+                }
+                // A failure deep down drops what was built so far without recursion.
+                let broken = "[".repeat(depth) + "[1]" + &"]".repeat(depth - 1);
+                assert!(parse_text(&broken).is_err());
+            })
+            .unwrap();
+        assert!(handle.join().is_ok());
+    }
+}
