@@ -176,6 +176,26 @@ impl fmt::Debug for CodeRunRequest {
     }
 }
 
+/// The `invalid-output` failure of a completion value the boundary refused: a value nested
+/// past the depth limit names the limit and the side ("program result"), anything else has
+/// the plain [`INVALID_OUTPUT_MESSAGE`].
+#[cfg_attr(not(any(feature = "quickjs", feature = "process")), allow(dead_code))]
+pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
+    let limit = error.violations().iter().find_map(|violation| match violation.kind {
+        tools_json::ViolationKind::TooDeep { limit } => Some(limit),
+        _ => None,
+    });
+    match limit {
+        Some(limit) => CodeRunFailure::new(
+            FailureKind::InvalidOutput,
+            format!(
+                "{INVALID_OUTPUT_MESSAGE}: program result nesting exceeds the depth limit of {limit}"
+            ),
+        ),
+        None => CodeRunFailure::new(FailureKind::InvalidOutput, INVALID_OUTPUT_MESSAGE),
+    }
+}
+
 /// Why a run failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FailureKind {

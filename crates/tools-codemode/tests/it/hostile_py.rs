@@ -569,3 +569,13 @@ async fn a_deeply_nested_argument_is_refused_in_the_sandbox() {
     );
     assert!(host.calls().is_empty());
 }
+
+#[tokio::test]
+async fn a_too_deep_result_names_the_limit_and_the_side() {
+    let program = "x = []\nfor _ in range(600):\n    x = [x]\nreturn x";
+    fails(
+        &go(program).await,
+        "invalid-output",
+        "program result nesting exceeds the depth limit of 512",
+    );
+}

@@ -392,8 +392,11 @@ async def _main(session, program):
         return
     try:
         encoded = _encode(result, session.max_depth)
-    except _Lossy:
-        _done_error("invalid-output", INVALID_OUTPUT)
+    except _Lossy as problem:
+        message = INVALID_OUTPUT
+        if problem.args and "depth limit" in problem.args[0]:
+            message += ": program result " + problem.args[0]
+        _done_error("invalid-output", message)
         return
     if len(encoded.encode("utf-8")) > session.max_value_bytes:
         _done_error("output-limit", "outer output exceeded %d bytes" % session.max_value_bytes)

@@ -586,10 +586,7 @@ impl Run {
                     }
                     Some(value) => match JsonValue::with_limits(value, &self.depth) {
                         Ok(value) => Done::Value(Some(value)),
-                        Err(_) => Done::Failure(CodeRunFailure::new(
-                            FailureKind::InvalidOutput,
-                            INVALID_OUTPUT_MESSAGE,
-                        )),
+                        Err(error) => Done::Failure(super::invalid_output(&error)),
                     },
                 };
                 drop_frame(frame);
