@@ -181,10 +181,13 @@ impl fmt::Debug for CodeRunRequest {
 /// the plain [`INVALID_OUTPUT_MESSAGE`].
 #[cfg_attr(not(any(feature = "quickjs", feature = "process")), allow(dead_code))]
 pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
-    let limit = error.violations().iter().find_map(|violation| match violation.kind {
-        tools_json::ViolationKind::TooDeep { limit } => Some(limit),
-        _ => None,
-    });
+    let limit = error
+        .violations()
+        .iter()
+        .find_map(|violation| match violation.kind {
+            tools_json::ViolationKind::TooDeep { limit } => Some(limit),
+            _ => None,
+        });
     match limit {
         Some(limit) => CodeRunFailure::new(
             FailureKind::InvalidOutput,

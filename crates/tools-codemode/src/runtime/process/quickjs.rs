@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::child::{Launch, Transport};
+use super::run_in_child;
 use super::sandbox::{Isolation, Sandbox};
-use super::{Launch, Transport, run_in_child};
 use crate::Language;
 use crate::runtime::lifecycle::RunRegistry;
 use crate::runtime::{
