@@ -2,8 +2,15 @@
 //! one JSON line.
 //!
 //! ```sh
-//! cargo run -p tools-codemode --example run_code -- --lang typescript [--cpu-ms N] [--wall-ms N] [--memory-mb N] FILE
+//! cargo run -p tools-codemode --example run_code -- --lang typescript [--isolation MODE] [--cpu-ms N] [--wall-ms N] [--memory-mb N] [--scratch-mb N] FILE
 //! ```
+//!
+//! `--isolation`: for TypeScript `in-process` (the default, QuickJS embedded), `sandbox`
+//! (QuickJS in a confined child: this binary re-runs itself as the worker) or `unconfined`
+//! (the same child, not confined); for Python `sandbox` (the default) or `unconfined`.
+//! `--scratch-mb` gives a sandboxed Python run a private writable `/tmp` of that size.
+//! Every hostile program of `tests/it/hostile_py.rs` and `tests/it/hostile_ts.rs` can be
+//! replayed this way.
 //!
 //! The registry is in `code` mode with five tools: `echo` (returns its arguments), `add`
 //! (`{a, b}` numbers → their sum), `fail` (always fails), `slow` (`{ms}` sleeps that long,
@@ -19,18 +26,28 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tools_codemode::{CodeModeConfig, CodeRuntime, PythonRuntime, QuickJsRuntime, RuntimeLimits};
+use tools_codemode::{
+    CodeModeConfig, CodeRuntime, Isolation, PythonOptions, PythonRuntime, QuickJsProcessOptions,
+    QuickJsProcessRuntime, QuickJsRuntime, RuntimeLimits,
+};
 use tools_pipeline::{Pipeline, ToolCall};
 use tools_registry::{OutputDecl, PresentationMode, Registry, ToolDefinition, ToolError, text_of};
 
+/// The first argument on which this binary runs as the confined QuickJS worker.
+const WORKER_FLAG: &str = "--codemode-worker";
+
 struct Options {
     lang: String,
+    isolation: Option<String>,
+    scratch_bytes: u64,
     limits: RuntimeLimits,
     file: String,
 }
 
 fn parse_options() -> Result<Options, String> {
     let mut lang = None;
+    let mut isolation = None;
+    let mut scratch_bytes = 0;
     let mut limits = RuntimeLimits::default();
     let mut file = None;
     let mut args = std::env::args().skip(1);
@@ -43,6 +60,10 @@ fn parse_options() -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--lang" => lang = args.next(),
+            "--isolation" => isolation = args.next(),
+            "--scratch-mb" => {
+                scratch_bytes = number("--scratch-mb", args.next())?.saturating_mul(1 << 20);
+            }
             "--cpu-ms" => limits.compute = Duration::from_millis(number("--cpu-ms", args.next())?),
             "--wall-ms" => limits.wall = Duration::from_millis(number("--wall-ms", args.next())?),
             "--memory-mb" => {
@@ -54,6 +75,8 @@ fn parse_options() -> Result<Options, String> {
     }
     Ok(Options {
         lang: lang.ok_or("--lang typescript|python is required")?,
+        isolation,
+        scratch_bytes,
         limits,
         file: file.ok_or("a program FILE is required")?,
     })
@@ -139,10 +162,31 @@ fn demo_registry() -> Result<Registry, tools_registry::Error> {
 async fn run(options: Options) -> Result<Value, String> {
     let program = std::fs::read_to_string(&options.file)
         .map_err(|e| format!("cannot read {}: {e}", options.file))?;
-    let runtime: Arc<dyn CodeRuntime> = match options.lang.as_str() {
-        "typescript" => Arc::new(QuickJsRuntime::new(options.limits).map_err(|e| e.to_string())?),
-        "python" => Arc::new(PythonRuntime::new(options.limits).map_err(|e| e.to_string())?),
-        other => return Err(format!("unknown language {other:?} (typescript, python)")),
+    let limits = options.limits;
+    let isolation = |mode: &str| match mode {
+        "sandbox" => Ok(Isolation::Sandbox),
+        "unconfined" => Ok(Isolation::UnconfinedProcess),
+        other => Err(format!("unknown isolation {other:?}")),
+    };
+    let runtime: Arc<dyn CodeRuntime> = match (options.lang.as_str(), options.isolation.as_deref())
+    {
+        ("typescript", None | Some("in-process")) => {
+            Arc::new(QuickJsRuntime::new(limits).map_err(|e| e.to_string())?)
+        }
+        ("typescript", Some(mode)) => {
+            let worker = std::env::current_exe().map_err(|e| e.to_string())?;
+            let options = QuickJsProcessOptions::new(worker)
+                .arg(WORKER_FLAG)
+                .isolation(isolation(mode)?);
+            Arc::new(QuickJsProcessRuntime::new(limits, options).map_err(|e| e.to_string())?)
+        }
+        ("python", mode) => {
+            let options = PythonOptions::default()
+                .isolation(isolation(mode.unwrap_or("sandbox"))?)
+                .scratch_bytes(options.scratch_bytes);
+            Arc::new(PythonRuntime::with_options(limits, options).map_err(|e| e.to_string())?)
+        }
+        (other, _) => return Err(format!("unknown language {other:?} (typescript, python)")),
     };
     let registry = demo_registry().map_err(|e| e.to_string())?;
     let pipeline = Pipeline::new(registry);
@@ -168,12 +212,18 @@ async fn run(options: Options) -> Result<Value, String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == WORKER_FLAG)
+    {
+        return tools_codemode::quickjs_worker_main();
+    }
     let options = match parse_options() {
         Ok(options) => options,
         Err(message) => {
             eprintln!("error: {message}");
             eprintln!(
-                "usage: run_code --lang typescript|python [--cpu-ms N] [--wall-ms N] [--memory-mb N] FILE"
+                "usage: run_code --lang typescript|python [--isolation in-process|sandbox|unconfined] [--cpu-ms N] [--wall-ms N] [--memory-mb N] [--scratch-mb N] FILE"
             );
             return ExitCode::from(2);
         }

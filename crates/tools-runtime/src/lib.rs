@@ -18,10 +18,14 @@ pub use tools_pipeline::{
 };
 pub use tools_registry::{ExecutionMode, PresentationMode, ToolFilter};
 
-#[cfg(feature = "python")]
-pub use tools_codemode::PythonRuntime;
+#[cfg(any(feature = "python", feature = "quickjs-process"))]
+pub use tools_codemode::Isolation;
 #[cfg(feature = "quickjs")]
 pub use tools_codemode::QuickJsRuntime;
 pub use tools_codemode::{
     CodeModeConfig, CodeRuntime, DispatchSettled, DispatchSink, DispatchStarted, RuntimeLimits,
 };
+#[cfg(feature = "python")]
+pub use tools_codemode::{PythonOptions, PythonRuntime};
+#[cfg(feature = "quickjs-process")]
+pub use tools_codemode::{QuickJsProcessOptions, QuickJsProcessRuntime};

@@ -2,6 +2,7 @@
 //! `tools-codemode-worker`) started per run inside the same sandbox as the Python runtime,
 //! frames on its stdin and stdout.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ const PROBE_ARG: &str = "--probe";
 #[derive(Clone, Debug)]
 pub struct QuickJsProcessOptions {
     worker: PathBuf,
+    args: Vec<OsString>,
     isolation: Isolation,
     bwrap: PathBuf,
 }
@@ -32,9 +34,17 @@ impl QuickJsProcessOptions {
     pub fn new(worker: impl Into<PathBuf>) -> QuickJsProcessOptions {
         QuickJsProcessOptions {
             worker: worker.into(),
+            args: Vec::new(),
             isolation: Isolation::Sandbox,
             bwrap: PathBuf::from("bwrap"),
         }
+    }
+
+    /// An argument given to the worker before anything else, e.g. the flag on which a
+    /// host's own binary dispatches to `quickjs_worker_main()`.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> QuickJsProcessOptions {
+        self.args.push(arg.into());
+        self
     }
 
     /// How the worker is confined (default [`Isolation::Sandbox`]).
@@ -105,7 +115,10 @@ impl QuickJsProcessRuntime {
             Isolation::Sandbox => Some(Sandbox::probe(
                 &options.bwrap,
                 std::slice::from_ref(&worker),
-                &[worker.clone().into(), PROBE_ARG.into()],
+                &std::iter::once(worker.clone().into_os_string())
+                    .chain(options.args.iter().cloned())
+                    .chain(std::iter::once(OsString::from(PROBE_ARG)))
+                    .collect::<Vec<_>>(),
             )?),
             Isolation::UnconfinedProcess => None,
         };
@@ -114,7 +127,7 @@ impl QuickJsProcessRuntime {
             limits,
             launch: Arc::new(Launch {
                 executable: worker,
-                args: Vec::new(),
+                args: options.args,
                 transport: Transport::Stdio,
                 isolation: options.isolation,
                 sandbox,

@@ -82,14 +82,15 @@ const HOST_GONE_MESSAGE: &str = "the host closed the worker's channel";
 /// limit, the async runtime). A budget the engine cannot stop in time ends the process
 /// through `RLIMIT_CPU` (`SIGXCPU`, then `SIGKILL`) or the host's own kill.
 ///
-/// Started with the single argument `--probe`, it returns 0 at once without reading
+/// Started with `--probe` as its last argument, it returns 0 at once without reading
 /// anything: the host runs it so once inside its sandbox, to prove the sandbox works.
 ///
 /// Return promptly from `main` with the code: a thread blocked on stdin outlives the call.
 pub fn quickjs_worker_main() -> ExitCode {
-    let mut args = std::env::args_os().skip(1);
-    if let (Some(arg), None) = (args.next(), args.next())
-        && arg == PROBE_ARG
+    if std::env::args_os()
+        .skip(1)
+        .last()
+        .is_some_and(|arg| arg == PROBE_ARG)
     {
         return ExitCode::SUCCESS;
     }
