@@ -9,6 +9,8 @@
 mod bridge;
 mod depth;
 mod golden;
+#[cfg(feature = "quickjs")]
+mod hostile_ts;
 #[cfg(any(feature = "quickjs", feature = "python"))]
 mod hosts;
 mod ledger;
