@@ -8,6 +8,8 @@
 #[cfg(feature = "bridge")]
 mod bridge;
 mod depth;
+#[cfg(feature = "quickjs")]
+mod exotic;
 mod golden;
 #[cfg(feature = "quickjs")]
 mod hostile_ts;
