@@ -564,3 +564,44 @@ async fn the_next_run_after_hostile_runs_is_healthy() {
     let (result, _) = run(&runtime, "return await tools.echo({ fine: true });").await;
     assert_eq!(success(&result), r#"{"echoed":{"fine":true}}"#);
 }
+
+#[tokio::test]
+async fn stack_traces_keep_the_engine_s_format() {
+    let program = "\nfunction inner() { throw new Error('deep'); }\n\
+                   function outer() { [1].map(() => inner()); }\n\
+                   outer();";
+    let (kind, message) = failure(&hostile(program).await).unwrap();
+    assert_eq!(kind, "exception");
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines[0], "Error: deep", "{message}");
+    assert!(
+        lines[1].starts_with("    at inner (program.ts:2:"),
+        "{message}"
+    );
+    assert!(
+        lines[2].starts_with("    at <anonymous> (program.ts:3:"),
+        "{message}"
+    );
+    assert_eq!(lines[3], "    at map (native)", "{message}");
+    assert!(
+        lines[4].starts_with("    at outer (program.ts:3:"),
+        "{message}"
+    );
+    assert!(
+        lines[5].starts_with("    at __dsh_main__ (program.ts:4:"),
+        "{message}"
+    );
+    assert_eq!(lines.len(), 6, "{message}");
+
+    // A syntax error of the engine's own parser starts with a bare position.
+    let (kind, message) = failure(&hostile("\nreturn eval('\\n(1 +;');").await).unwrap();
+    assert_eq!(kind, "exception");
+    let lines: Vec<&str> = message.lines().collect();
+    assert!(lines[0].starts_with("SyntaxError: "), "{message}");
+    assert!(lines[1].starts_with("    at <input>:2:"), "{message}");
+    assert!(!lines[1].contains('('), "{message}");
+    assert!(
+        lines[2].starts_with("    at __dsh_main__ (program.ts:2:"),
+        "{message}"
+    );
+}

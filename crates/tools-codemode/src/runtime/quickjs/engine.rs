@@ -242,6 +242,12 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
 /// value to the host first, then renders the stack exactly as the engine's default does.
 /// `Error.prepareStackTrace` is then locked (reads `undefined`, writes are ignored), so the
 /// program can neither remove the hook nor see it.
+///
+/// Known gap: an out-of-memory error raised by a native function that a promise reaction
+/// calls directly (`.then(String.prototype.repeat.bind(s, n))`) never crosses a bytecode
+/// frame, so the hook never sees it and the program gets an ordinary rejection. QuickJS
+/// calls no other host code on that path; closing it needs a custom allocator or
+/// `JS_SetUncatchableError`, neither reachable without `unsafe`.
 const PRELUDE: &str = r#"(function () {
   const define = Object.defineProperty;
   const BaseError = Error;
