@@ -76,6 +76,8 @@ const LEAVES: &[&str] = &[
     "new Proxy({}, {})",
     "(() => { const o: any = {}; o.self = o; return o; })()",
     "(() => { const a: any[] = []; a.push(a); return a; })()",
+    "(() => { const a: any[] = []; a.length = 4294967295; return a; })()",
+    "(() => { const a: any[] = [1]; a.length = 2 ** 31; return a; })()",
     "{ get g() { throw new Error('getter'); } }",
     "{ toString() { throw new Error('toString'); } }",
     "{ valueOf() { throw 1; }, toString: undefined }",

@@ -164,6 +164,28 @@ async fn returning_a_value_with_a_throwing_getter_is_invalid_output() {
     fails(&result, "invalid-output", "lossless JSON");
 }
 
+#[tokio::test]
+async fn an_array_longer_than_an_i32_crosses_nowhere_and_crashes_nothing() {
+    let program = r#"
+        const huge: any[] = []; huge.length = 4294967295;
+        console.log(huge);
+        const sent = await tools.echo({ huge }).then(() => "resolved", (e: any) => e.message);
+        return { sent, huge };
+    "#;
+    let result = hostile(program).await;
+    fails(&result, "invalid-output", "lossless JSON");
+    let sent = hostile(
+        "const huge: any[] = []; huge.length = 2 ** 31;\n\
+         return await tools.echo({ huge }).then(() => 'resolved', (e: any) => e.message);",
+    )
+    .await;
+    let text = success(&sent);
+    assert!(
+        text.contains("binding arguments must be lossless JSON: $.huge: a sparse array"),
+        "{text}"
+    );
+}
+
 // --- Thrown values of every kind. ---
 
 #[tokio::test]
@@ -205,6 +227,29 @@ async fn an_error_with_throwing_message_and_stack_getters_still_renders() {
 async fn a_thrown_cyclic_object_renders_its_string() {
     let result = hostile("const a: any = {}; a.a = a; a.toString = () => 'cyclic'; throw a;").await;
     threw_exactly(&result, "cyclic");
+}
+
+#[tokio::test]
+async fn thrown_values_whose_string_would_join_a_huge_array_are_unrenderable() {
+    for program in [
+        "const a: any[] = []; a.length = 4294967295; throw a;",
+        "const a: any[] = []; a.length = 2 ** 31; throw [[a]];",
+        "const a: any[] = []; a.length = 4294967295; throw Object.create(a);",
+        "const a: any[] = []; a.length = 4294967295; const e = new Error('x'); e.message = a as any; throw e;",
+        "const a: any[] = []; a.length = 4294967295; const e = new Error('x'); e.message = a as any; throw [e];",
+    ] {
+        let result = hostile(program).await;
+        let (kind, _) = failure(&result).unwrap();
+        assert_eq!(kind, "exception", "{program}: {result:?}");
+    }
+    let sparse = hostile("const a: any[] = []; a.length = 4294967295; throw a;").await;
+    threw_exactly(&sparse, UNRENDERABLE_MESSAGE);
+}
+
+#[tokio::test]
+async fn running_out_of_memory_while_the_runtime_renders_a_thrown_value_is_unrenderable() {
+    let program = "throw { toString() { const a: number[][] = []; for (;;) a.push(new Array(100000).fill(1)); } };";
+    threw_exactly(&hostile(program).await, UNRENDERABLE_MESSAGE);
 }
 
 // --- Budgets. ---

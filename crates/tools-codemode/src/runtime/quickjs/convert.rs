@@ -22,6 +22,9 @@ use rquickjs::{Array, Ctx, Function, Object, Type, Value};
 use serde_json::{Map, Number};
 use tools_json::{JsonValue, Limits, drop_deep};
 
+/// The most array elements `String(thrown)` may join (see [`Intrinsics::joins_cheaply`]).
+const MAX_JOINED_ELEMENTS: usize = 1_000_000;
+
 /// How often (in visited values) a walk checks whether the run must stop.
 const STOP_CHECK_INTERVAL: usize = 1024;
 
@@ -44,6 +47,8 @@ pub(super) struct Intrinsics<'js> {
     pub(super) get_own_property_descriptor: Function<'js>,
     /// `Object.getPrototypeOf`.
     pub(super) get_prototype_of: Function<'js>,
+    /// `Array.prototype.toString`.
+    pub(super) array_to_string: Function<'js>,
 }
 
 impl<'js> Intrinsics<'js> {
@@ -97,10 +102,79 @@ impl<'js> Intrinsics<'js> {
         if let Some(text) = value.as_string() {
             return self.settle(text.to_string());
         }
-        if !is_plain_value(value) {
+        if !is_plain_value(value) || !self.joins_cheaply(value) {
             return None;
         }
         self.settle(self.string.call::<_, String>((value.clone(),)))
+    }
+
+    /// Whether `String(value)` stays clear of the one unbounded native loop it could
+    /// reach without running program code: `Array.prototype.join` (through the original
+    /// `Array.prototype.toString`) over a huge, typically sparse, `length` (up to
+    /// 2^32 - 1), which the interrupt handler cannot stop. Walks what that join would
+    /// visit (the elements of every object whose `toString` is the original, and the
+    /// `name` / `message` an error's `toString` converts), at most [`MAX_JOINED_ELEMENTS`]
+    /// elements in all. Program code met on the way (getters, traps) runs under the
+    /// run's budgets like any other.
+    fn joins_cheaply(&self, value: &Value<'js>) -> bool {
+        if !value.is_object() {
+            return true;
+        }
+        let mut budget = MAX_JOINED_ELEMENTS;
+        let mut seen: HashSet<Value<'js>> = HashSet::new();
+        let mut queue = vec![value.clone()];
+        while let Some(item) = queue.pop() {
+            let Some(object) = item.as_object() else {
+                continue;
+            };
+            let mut next = |value: Value<'js>, queue: &mut Vec<Value<'js>>| {
+                if value.is_object() && seen.insert(value.clone()) {
+                    queue.push(value);
+                }
+            };
+            for name in ["name", "message"] {
+                if let Some(part) = self.settle(object.get::<_, Value<'js>>(name)) {
+                    next(part, &mut queue);
+                }
+            }
+            let joins = self
+                .settle(object.get::<_, Value<'js>>("toString"))
+                .is_some_and(|method| method == *self.array_to_string.as_value());
+            if !joins {
+                continue;
+            }
+            let Some(length) = self.settle(object.get::<_, Value<'js>>("length")) else {
+                continue;
+            };
+            let length = if let Some(small) = length.as_int() {
+                f64::from(small)
+            } else if let Some(large) = length.as_float() {
+                large
+            } else if let Some(text) = length.as_string() {
+                self.settle(text.to_string())
+                    .and_then(|text| text.trim().parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            } else {
+                0.0
+            };
+            if length.is_nan() || length <= 0.0 {
+                continue;
+            }
+            if length > budget as f64 {
+                return false;
+            }
+            let len = length as usize;
+            budget -= len;
+            for index in 0..len {
+                let Ok(index) = u32::try_from(index) else {
+                    return false;
+                };
+                if let Some(element) = self.settle(object.get::<_, Value<'js>>(index)) {
+                    next(element, &mut queue);
+                }
+            }
+        }
+        true
     }
 
     /// The value of an own data property of `object` (not a proxy), without running a
@@ -340,7 +414,11 @@ pub(super) fn to_json<'js>(
                         "an array with a foreign prototype is not JSON",
                     );
                 }
-                let len = object.clone().into_array().map_or(0, |array| array.len());
+                // Not `Array::len`, which asserts a length that fits an `i32` (an array's
+                // length may be up to 2^32 - 1, stored as a double).
+                let Some(len) = array_length(intrinsics, &object) else {
+                    return lossy(stack, &path, "an array of unreadable length is not JSON");
+                };
                 if keys.len() > len {
                     return lossy(stack, &path, "an array with extra properties is not JSON");
                 }
@@ -439,6 +517,17 @@ pub(super) fn to_json<'js>(
             }
         }
     }
+}
+
+/// The `length` of a genuine array (an own data property: no program code runs), or
+/// `None` when it cannot be read as a count.
+fn array_length<'js>(intrinsics: &Intrinsics<'js>, array: &Object<'js>) -> Option<usize> {
+    let length = intrinsics.settle(array.get::<_, Value<'js>>("length"))?;
+    if let Some(small) = length.as_int() {
+        return usize::try_from(small).ok();
+    }
+    let large = length.as_float()?;
+    (large >= 0.0 && large.fract() == 0.0 && large <= 4_294_967_295.0).then_some(large as usize)
 }
 
 /// Adds a finished value to the innermost container; returns it when there is none (the

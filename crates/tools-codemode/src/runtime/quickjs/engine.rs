@@ -306,6 +306,7 @@ const PRELUDE: &str = r#"(function () {
     makeClass,
     Object.getPrototypeOf,
     installStackHook,
+    Array.prototype.toString,
   ];
 })()"#;
 
@@ -336,6 +337,9 @@ struct Session<'js> {
     shared: Arc<Shared>,
     events: mpsc::UnboundedSender<Event>,
     max_depth: usize,
+    /// Set while the runtime renders the value the program threw: running out of memory
+    /// then is the rendering's failure (the value is unrenderable), not the program's.
+    rendering: Cell<bool>,
 }
 
 impl<'js> Session<'js> {
@@ -369,7 +373,7 @@ impl<'js> Session<'js> {
     /// small string) records [`StopReason::OutOfMemory`], so the run ends even when the
     /// program catches it. Allocates nothing on the engine's heap on the error's path.
     fn note_thrown(&self, ctx: &Ctx<'js>, thrown: &Value<'js>) {
-        if self.shared.stop_reason().is_some() {
+        if self.rendering.get() || self.shared.stop_reason().is_some() {
             return;
         }
         let exhausted = if thrown.is_null() {
@@ -522,6 +526,7 @@ fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>>
         string: captured.get(3)?,
         get_own_property_descriptor: captured.get(4)?,
         get_prototype_of: captured.get(7)?,
+        array_to_string: captured.get(9)?,
     };
     let make_class: Function<'js> = captured.get(6)?;
     let install_stack_hook: Function<'js> = captured.get(8)?;
@@ -547,6 +552,7 @@ fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>>
         shared: Arc::clone(&setup.shared),
         events: setup.events.clone(),
         max_depth: setup.limits.max_json_depth,
+        rendering: Cell::new(false),
     })
 }
 
@@ -717,7 +723,9 @@ fn deliver<'js>(
         )),
         Ok(value) => match to_js(ctx, &value, &session.stop_check()) {
             Ok(built) => {
-                let _ = pending.resolve.call::<_, ()>((built,));
+                if pending.resolve.call::<_, ()>((built,)).is_err() {
+                    let _ = ctx.catch();
+                }
                 None
             }
             Err(Refusal::Lossy(detail)) => {
@@ -738,11 +746,15 @@ fn deliver<'js>(
     if let Some(message) = rejection {
         match session.error_for(pending.namespace, &pending.name, &message) {
             Ok(error) => {
-                let _ = pending.reject.call::<_, ()>((error,));
+                if pending.reject.call::<_, ()>((error,)).is_err() {
+                    let _ = ctx.catch();
+                }
             }
             Err(_) => {
                 let thrown = ctx.catch();
-                let _ = pending.reject.call::<_, ()>((thrown,));
+                if pending.reject.call::<_, ()>((thrown,)).is_err() {
+                    let _ = ctx.catch();
+                }
             }
         }
     }
@@ -816,7 +828,9 @@ fn settle_thrown<'js>(ctx: &Ctx<'js>, session: &Session<'js>) -> Outcome {
     if is_out_of_memory(&realm.intrinsics, &thrown) {
         return Outcome::OutOfMemory;
     }
+    session.rendering.set(true);
     let rendered = render_exception(&realm.intrinsics, &thrown);
+    session.rendering.set(false);
     // Rendering may have run program code (a getter, `toString`) that hit the memory cap
     // or was stopped.
     let _ = ctx.catch();
