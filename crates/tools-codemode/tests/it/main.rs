@@ -8,9 +8,13 @@
 #[cfg(feature = "bridge")]
 mod bridge;
 mod depth;
+#[cfg(feature = "quickjs")]
+mod exotic;
 mod golden;
 #[cfg(feature = "python")]
 mod hostile_py;
+#[cfg(feature = "quickjs")]
+mod hostile_ts;
 #[cfg(any(feature = "quickjs", feature = "python"))]
 mod hosts;
 mod ledger;

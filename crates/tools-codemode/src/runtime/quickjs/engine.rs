@@ -41,6 +41,9 @@ pub(super) enum StopReason {
     Compute = 4,
     /// The output ledger crossed its cap.
     OutputLimit = 5,
+    /// The engine ran out of memory; recorded the moment the program sees the engine's
+    /// out-of-memory error, so a program that catches it still ends (DECISIONS 28).
+    OutOfMemory = 6,
 }
 
 impl StopReason {
@@ -51,6 +54,7 @@ impl StopReason {
             3 => StopReason::Wall,
             4 => StopReason::Compute,
             5 => StopReason::OutputLimit,
+            6 => StopReason::OutOfMemory,
             _ => return None,
         })
     }
@@ -228,10 +232,59 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
     outcome
 }
 
-/// The realm's originals and the error-class factory, taken before the program runs.
+/// The realm's originals, the error-class factory and the stack hook, taken before the
+/// program runs.
+///
+/// The stack hook is how a caught out-of-memory error still ends the run: QuickJS-ng calls
+/// `Error.prepareStackTrace` for every exception the moment it first crosses a bytecode
+/// frame (the out-of-memory error included, and also a bare `null`, which is what the
+/// engine throws when it cannot even allocate its error object). The hook hands the thrown
+/// value to the host first, then renders the stack exactly as the engine's default does.
+/// `Error.prepareStackTrace` is then locked (reads `undefined`, writes are ignored), so the
+/// program can neither remove the hook nor see it.
+///
+/// Known gap: an out-of-memory error raised by a native function that a promise reaction
+/// calls directly (`.then(String.prototype.repeat.bind(s, n))`) never crosses a bytecode
+/// frame, so the hook never sees it and the program gets an ordinary rejection. QuickJS
+/// calls no other host code on that path; closing it needs a custom allocator or
+/// `JS_SetUncatchableError`, neither reachable without `unsafe`.
 const PRELUDE: &str = r#"(function () {
   const define = Object.defineProperty;
   const BaseError = Error;
+  function installStackHook(note) {
+    function prepareStackTrace(error, sites) {
+      note(error);
+      let out = "";
+      if (sites === null || typeof sites !== "object") return out;
+      const count = sites.length;
+      for (let i = 0; i < count; i++) {
+        const site = sites[i];
+        const file = site.getFileName();
+        const line = site.getLineNumber();
+        const position = line === null ? "" : ":" + line + ":" + site.getColumnNumber();
+        if (site.getFunction() === null && !site.isNative()) {
+          out += "    at " + file + position + "\n";
+          continue;
+        }
+        const name = site.getFunctionName();
+        out += "    at " + (name ? name : "<anonymous>");
+        if (site.isNative()) {
+          out += " (native)\n";
+        } else {
+          out += " (" + (file === null ? "<null>" : file) + position + ")\n";
+        }
+      }
+      return out;
+    }
+    BaseError.prepareStackTrace = prepareStackTrace;
+    define(BaseError, "prepareStackTrace", {
+      __proto__: null,
+      get: function () { return undefined; },
+      set: function (ignored) {},
+      enumerable: false,
+      configurable: false,
+    });
+  }
   function makeClass(name, member) {
     const C = class extends BaseError {
       constructor(message, memberValue) {
@@ -251,6 +304,9 @@ const PRELUDE: &str = r#"(function () {
     Object.getOwnPropertyDescriptor,
     Error,
     makeClass,
+    Object.getPrototypeOf,
+    installStackHook,
+    Array.prototype.toString,
   ];
 })()"#;
 
@@ -269,6 +325,8 @@ struct Realm<'js> {
     /// Per namespace: its error class, or `None` for plain `Error`.
     classes: Vec<Option<Constructor<'js>>>,
     error: Constructor<'js>,
+    /// The prelude's `installStackHook`, until [`install`] has called it.
+    install_stack_hook: Option<Function<'js>>,
 }
 
 /// The per-run state the bindings and the loop share.
@@ -279,6 +337,9 @@ struct Session<'js> {
     shared: Arc<Shared>,
     events: mpsc::UnboundedSender<Event>,
     max_depth: usize,
+    /// Set while the runtime renders the value the program threw: running out of memory
+    /// then is the rendering's failure (the value is unrenderable), not the program's.
+    rendering: Cell<bool>,
 }
 
 impl<'js> Session<'js> {
@@ -304,6 +365,27 @@ impl<'js> Session<'js> {
         match realm.classes.get(namespace).and_then(Option::as_ref) {
             Some(class) => class.construct((message, name)),
             None => realm.error.construct((message,)),
+        }
+    }
+
+    /// Looks at a value the program threw, as the stack hook sees it: the engine's
+    /// out-of-memory error (or a bare `null` thrown while the engine cannot allocate even a
+    /// small string) records [`StopReason::OutOfMemory`], so the run ends even when the
+    /// program catches it. Allocates nothing on the engine's heap on the error's path.
+    fn note_thrown(&self, ctx: &Ctx<'js>, thrown: &Value<'js>) {
+        if self.rendering.get() || self.shared.stop_reason().is_some() {
+            return;
+        }
+        let exhausted = if thrown.is_null() {
+            !engine_can_allocate(ctx)
+        } else {
+            match self.realm() {
+                Some(realm) => is_out_of_memory(&realm.intrinsics, thrown),
+                None => false,
+            }
+        };
+        if exhausted {
+            self.shared.request_stop(StopReason::OutOfMemory);
         }
     }
 
@@ -337,7 +419,15 @@ fn drive<'js>(ctx: &Ctx<'js>, session: &Rc<Session<'js>>, setup: &Setup) -> Outc
     let started = start(ctx, &setup.code);
     shared.end_slice();
     let promise = match started {
-        Ok(promise) => promise,
+        Ok(Started::Promise(promise)) => promise,
+        Ok(Started::Value(value)) => {
+            // The program closed the wrapper and evaluated to a plain function; its result
+            // is the completion value.
+            shared.begin_slice();
+            let outcome = completion(ctx, session, value);
+            shared.end_slice();
+            return outcome;
+        }
         Err(_) => return settle_thrown(ctx, session),
     };
 
@@ -435,8 +525,11 @@ fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>>
         internal_error_prototype: internal_error.into_object(),
         string: captured.get(3)?,
         get_own_property_descriptor: captured.get(4)?,
+        get_prototype_of: captured.get(7)?,
+        array_to_string: captured.get(9)?,
     };
     let make_class: Function<'js> = captured.get(6)?;
+    let install_stack_hook: Function<'js> = captured.get(8)?;
     let mut classes = Vec::with_capacity(setup.namespaces.len());
     for namespace in &setup.namespaces {
         classes.push(match &namespace.error_class {
@@ -452,12 +545,14 @@ fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>>
             intrinsics,
             classes,
             error,
+            install_stack_hook: Some(install_stack_hook),
         })),
         pending: RefCell::new(HashMap::new()),
         next_id: Cell::new(1),
         shared: Arc::clone(&setup.shared),
         events: setup.events.clone(),
         max_depth: setup.limits.max_json_depth,
+        rendering: Cell::new(false),
     })
 }
 
@@ -486,6 +581,19 @@ fn install<'js>(
         console.prop(method, global(function))?;
     }
     globals.prop("console", global(console))?;
+
+    let hook = session
+        .realm
+        .borrow_mut()
+        .as_mut()
+        .and_then(|realm| realm.install_stack_hook.take());
+    if let Some(hook) = hook {
+        let noted = Rc::clone(session);
+        let note = Function::new(ctx.clone(), move |ctx: Ctx<'js>, thrown: Value<'js>| {
+            noted.note_thrown(&ctx, &thrown);
+        })?;
+        hook.call::<_, ()>((note,))?;
+    }
 
     for (index, namespace) in namespaces.iter().enumerate() {
         let holder = Object::new(ctx.clone())?;
@@ -615,10 +723,22 @@ fn deliver<'js>(
         )),
         Ok(value) => match to_js(ctx, &value, &session.stop_check()) {
             Ok(built) => {
-                let _ = pending.resolve.call::<_, ()>((built,));
+                if pending.resolve.call::<_, ()>((built,)).is_err() {
+                    let _ = ctx.catch();
+                }
                 None
             }
-            Err(Refusal::Lossy(detail)) => Some(format!("{RESOLUTION_NOT_LOSSLESS}: {detail}")),
+            Err(Refusal::Lossy(detail)) => {
+                // The engine may have refused for want of memory.
+                let thrown = ctx.catch();
+                if let Some(realm) = session.realm()
+                    && is_out_of_memory(&realm.intrinsics, &thrown)
+                {
+                    session.shared.request_stop(StopReason::OutOfMemory);
+                    return Err(Refusal::Stopped);
+                }
+                Some(format!("{RESOLUTION_NOT_LOSSLESS}: {detail}"))
+            }
             Err(Refusal::Stopped) => return Err(Refusal::Stopped),
         },
         Err(message) => Some(message),
@@ -626,27 +746,46 @@ fn deliver<'js>(
     if let Some(message) = rejection {
         match session.error_for(pending.namespace, &pending.name, &message) {
             Ok(error) => {
-                let _ = pending.reject.call::<_, ()>((error,));
+                if pending.reject.call::<_, ()>((error,)).is_err() {
+                    let _ = ctx.catch();
+                }
             }
             Err(_) => {
                 let thrown = ctx.catch();
-                let _ = pending.reject.call::<_, ()>((thrown,));
+                if pending.reject.call::<_, ()>((thrown,)).is_err() {
+                    let _ = ctx.catch();
+                }
             }
         }
     }
     Ok(())
 }
 
+/// What calling the evaluated program gave.
+enum Started<'js> {
+    /// The wrapper's promise (the normal case).
+    Promise(Promise<'js>),
+    /// Anything else (a program that closed the wrapper early).
+    Value(Value<'js>),
+}
+
 /// Evaluates the wrapped program and calls it.
-fn start<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Promise<'js>> {
+fn start<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Started<'js>> {
     let mut options = EvalOptions::default();
     options.global = true;
     options.strict = false;
     options.backtrace_barrier = true;
     options.promise = false;
     options.filename = Some(PROGRAM_FILE.to_owned());
-    let main: Function<'js> = ctx.eval_with_options(code, options)?;
-    main.call::<_, Promise<'js>>(())
+    let main: Value<'js> = ctx.eval_with_options(code, options)?;
+    let Some(main) = main.as_function() else {
+        return Ok(Started::Value(main));
+    };
+    let result: Value<'js> = main.call(())?;
+    if let Some(promise) = result.as_promise() {
+        return Ok(Started::Promise(promise.clone()));
+    }
+    Ok(Started::Value(result))
 }
 
 /// The outcome of a completed program.
@@ -668,6 +807,9 @@ fn completion<'js>(ctx: &Ctx<'js>, session: &Session<'js>, value: Value<'js>) ->
         Err(Refusal::Lossy(_)) => {
             // A getter may have thrown while the value was read.
             let _ = ctx.catch();
+            if session.shared.must_stop() {
+                return Outcome::Stopped;
+            }
             Outcome::InvalidOutput
         }
         Err(Refusal::Stopped) => Outcome::Stopped,
@@ -686,48 +828,89 @@ fn settle_thrown<'js>(ctx: &Ctx<'js>, session: &Session<'js>) -> Outcome {
     if is_out_of_memory(&realm.intrinsics, &thrown) {
         return Outcome::OutOfMemory;
     }
-    match render_exception(&realm.intrinsics, &thrown) {
-        Some(message) => Outcome::Threw(message),
-        None => {
+    session.rendering.set(true);
+    let rendered = render_exception(&realm.intrinsics, &thrown);
+    session.rendering.set(false);
+    // Rendering may have run program code (a getter, `toString`) that hit the memory cap
+    // or was stopped.
+    let _ = ctx.catch();
+    if session.shared.must_stop() {
+        return Outcome::Stopped;
+    }
+    Outcome::Threw(rendered.unwrap_or_else(|| crate::runtime::UNRENDERABLE_MESSAGE.to_owned()))
+}
+
+/// Whether the engine can still allocate a small string. Used only when the program threw
+/// a bare `null`, which is also what QuickJS throws when memory is so exhausted that it
+/// cannot build its out-of-memory error.
+fn engine_can_allocate<'js>(ctx: &Ctx<'js>) -> bool {
+    const PROBE: [u8; 1024] = [b'x'; 1024];
+    let text = std::str::from_utf8(&PROBE).unwrap_or("x");
+    match rquickjs::String::from_str(ctx.clone(), text) {
+        Ok(_) => true,
+        Err(_) => {
             let _ = ctx.catch();
-            Outcome::Threw(crate::runtime::UNRENDERABLE_MESSAGE.to_owned())
+            false
         }
     }
 }
 
-/// Whether `thrown` is QuickJS's out-of-memory error.
+/// The prototype of a value that is not a proxy, without running any code or allocating:
+/// `None` for a proxy, a primitive or a `null` prototype. (`JS_GetPrototype` runs a trap
+/// only for proxies, which are refused before the engine is asked.)
+fn plain_prototype<'js>(value: &Value<'js>) -> Option<Object<'js>> {
+    if !value.is_object() || value.is_proxy() {
+        return None;
+    }
+    value.as_object()?.get_prototype()
+}
+
+/// Whether `thrown` is QuickJS's out-of-memory error: an error (never a proxy) whose
+/// prototype is the realm's original `InternalError.prototype` and whose message is
+/// `out of memory`. Reads nothing the program could intercept before the prototype check,
+/// and allocates nothing on the engine's heap for the engine's own error.
 fn is_out_of_memory<'js>(intrinsics: &Intrinsics<'js>, thrown: &Value<'js>) -> bool {
-    let Some(object) = thrown.as_object() else {
-        return false;
-    };
     let Some(internal) = &intrinsics.internal_error_prototype else {
         return false;
     };
-    let is_internal = object
-        .get_prototype()
+    if !thrown.is_error() {
+        return false;
+    }
+    let is_internal = plain_prototype(thrown)
         .is_some_and(|prototype| prototype.as_value() == internal.as_value());
-    is_internal
-        && object
-            .get::<_, String>("message")
-            .is_ok_and(|message| message == "out of memory")
+    if !is_internal {
+        return false;
+    }
+    let Some(object) = thrown.as_object() else {
+        return false;
+    };
+    let message = intrinsics.settle(object.get::<_, Value<'js>>("message"));
+    message
+        .and_then(|message| {
+            let text = message.as_string()?;
+            intrinsics.settle(text.to_string())
+        })
+        .is_some_and(|message| message == "out of memory")
 }
 
 /// An exception as the model should read it: `Name: message` and the stack for errors,
-/// `String(thrown)` for anything else.
+/// `String(thrown)` for anything else; `None` when nothing renders. Every read is
+/// fallible and leaves no exception pending; a proxy is never looked into beyond
+/// `String(proxy)` (whose failure is `None`).
 fn render_exception<'js>(intrinsics: &Intrinsics<'js>, thrown: &Value<'js>) -> Option<String> {
-    if let Some(object) = thrown.as_object()
-        && object.is_error()
+    if thrown.is_error()
+        && let Some(object) = thrown.as_object()
     {
-        let name = object
-            .get::<_, String>("name")
-            .unwrap_or_else(|_| "Error".to_owned());
-        let message = object.get::<_, String>("message").unwrap_or_default();
+        let name = intrinsics
+            .read_text(object, "name")
+            .unwrap_or_else(|| "Error".to_owned());
+        let message = intrinsics.read_text(object, "message").unwrap_or_default();
         let mut text = if message.is_empty() {
             name
         } else {
             format!("{name}: {message}")
         };
-        if let Ok(stack) = object.get::<_, String>("stack") {
+        if let Some(stack) = intrinsics.read_text(object, "stack") {
             let stack = stack.trim_end();
             if !stack.is_empty() {
                 text.push('\n');
@@ -736,5 +919,5 @@ fn render_exception<'js>(intrinsics: &Intrinsics<'js>, thrown: &Value<'js>) -> O
         }
         return Some(text);
     }
-    intrinsics.string.call::<_, String>((thrown.clone(),)).ok()
+    intrinsics.string_of(thrown)
 }

@@ -28,7 +28,8 @@ pub(super) fn render_args<'js>(intrinsics: &Intrinsics<'js>, args: &[Value<'js>]
         }
         if let Some(text) = arg.as_string() {
             // A string with a lone surrogate has no UTF-8 form: it shows as U+FFFD.
-            out.push_str(&text.to_string().unwrap_or_else(|_| "\u{fffd}".to_owned()));
+            let text = intrinsics.settle(text.to_string());
+            out.push_str(text.as_deref().unwrap_or("\u{fffd}"));
         } else {
             let mut state = State {
                 intrinsics,
@@ -99,6 +100,12 @@ impl<'js> State<'_, 'js> {
             out.push('…');
             return;
         }
+        // A proxy is never looked into: its traps are program code (and a revoked one
+        // throws on every operation).
+        if value.is_proxy() {
+            out.push_str("[Proxy]");
+            return;
+        }
         match value.type_of() {
             Type::Undefined => out.push_str("undefined"),
             Type::Null => out.push_str("null"),
@@ -109,9 +116,12 @@ impl<'js> State<'_, 'js> {
             }),
             Type::Int => out.push_str(&value.as_int().unwrap_or(0).to_string()),
             Type::Float => out.push_str(&number(value.as_float().unwrap_or(f64::NAN))),
-            Type::String => match value.as_string().map(|s| s.to_string()) {
-                Some(Ok(text)) if depth > 0 => quoted(out, &text),
-                Some(Ok(text)) => out.push_str(&text),
+            Type::String => match value
+                .as_string()
+                .and_then(|s| self.intrinsics.settle(s.to_string()))
+            {
+                Some(text) if depth > 0 => quoted(out, &text),
+                Some(text) => out.push_str(&text),
                 _ => out.push('\u{fffd}'),
             },
             Type::BigInt => {
@@ -120,10 +130,9 @@ impl<'js> State<'_, 'js> {
             }
             Type::Symbol => out.push_str(&self.string(value)),
             Type::Function | Type::Constructor => {
-                let name = value
-                    .as_object()
-                    .and_then(|f| self.own_data(f, "name"))
-                    .and_then(|name| name.as_string().and_then(|s| s.to_string().ok()))
+                let name = self
+                    .intrinsics
+                    .own_text(value, "name")
                     .filter(|name| !name.is_empty());
                 match name {
                     Some(name) => out.push_str(&format!("[Function: {name}]")),
@@ -138,36 +147,17 @@ impl<'js> State<'_, 'js> {
         }
     }
 
-    /// `String(value)` through the captured intrinsic.
+    /// `String(value)` through the captured intrinsic; empty when it throws.
     fn string(&self, value: &Value<'js>) -> String {
-        self.intrinsics
-            .string
-            .call::<_, String>((value.clone(),))
-            .unwrap_or_default()
-    }
-
-    /// The value of an own data property, without running a getter.
-    fn own_data(&self, object: &Object<'js>, name: &str) -> Option<Value<'js>> {
-        let descriptor = self
-            .intrinsics
-            .get_own_property_descriptor
-            .call::<_, Value<'js>>((object.clone(), name))
-            .ok()?;
-        let descriptor = descriptor.as_object()?;
-        if descriptor.contains_key("get").unwrap_or(true) {
-            return None;
-        }
-        descriptor.get::<_, Value<'js>>("value").ok()
+        self.intrinsics.string_of(value).unwrap_or_default()
     }
 
     fn object(&mut self, out: &mut String, value: &Value<'js>, object: &Object<'js>, depth: usize) {
-        if object.is_error() {
-            let stack = self
-                .own_data(object, "stack")
-                .and_then(|s| s.as_string().and_then(|s| s.to_string().ok()));
+        if value.is_error() {
+            let stack = self.intrinsics.own_text(value, "stack");
             let message = self
-                .own_data(object, "message")
-                .and_then(|s| s.as_string().and_then(|s| s.to_string().ok()))
+                .intrinsics
+                .own_text(value, "message")
                 .unwrap_or_default();
             match stack {
                 Some(stack) if stack.starts_with("    at") || stack.is_empty() => {
@@ -183,15 +173,18 @@ impl<'js> State<'_, 'js> {
             out.push_str("[Circular]");
             return;
         }
-        let prefix = self.prefix(object, is_array);
+        let prefix = self.prefix(value, is_array);
         if depth > MAX_DEPTH {
             out.push_str(if is_array { "[Array]" } else { "[Object]" });
             return;
         }
-        let keys: Vec<String> = object
-            .own_keys::<String>(Filter::new().string().enum_only())
-            .filter_map(Result::ok)
-            .collect();
+        let mut keys: Vec<String> = Vec::new();
+        for key in object.own_keys::<String>(Filter::new().string().enum_only()) {
+            match self.intrinsics.settle(key) {
+                Some(key) => keys.push(key),
+                None => break,
+            }
+        }
         let (open, close) = if is_array { ('[', ']') } else { ('{', '}') };
         out.push_str(&prefix);
         if keys.is_empty() {
@@ -219,7 +212,7 @@ impl<'js> State<'_, 'js> {
                 key(out, name);
                 out.push_str(": ");
             }
-            match self.own_data(object, name) {
+            match self.intrinsics.own_data(value, name) {
                 Some(child) => self.value(out, &child, depth + 1),
                 None => out.push_str("[Getter]"),
             }
@@ -230,24 +223,29 @@ impl<'js> State<'_, 'js> {
     }
 
     /// `Name ` for instances of classes, `[Object: null prototype] ` for bare objects.
-    fn prefix(&self, object: &Object<'js>, is_array: bool) -> String {
-        let prototype = object.get_prototype();
+    /// The prototype is read through the captured `Object.getPrototypeOf`; a prototype that
+    /// is a proxy, or one that cannot be read, gives no prefix.
+    fn prefix(&self, value: &Value<'js>, is_array: bool) -> String {
+        let Some(prototype) = self.intrinsics.prototype_of(value) else {
+            return String::new();
+        };
         let expected = if is_array {
             &self.intrinsics.array_prototype
         } else {
             &self.intrinsics.object_prototype
         };
-        match prototype {
-            None => "[Object: null prototype] ".to_owned(),
-            Some(prototype) if prototype.as_value() == expected.as_value() => String::new(),
-            Some(prototype) => self
-                .own_data(&prototype, "constructor")
-                .and_then(|c| c.as_object().and_then(|c| self.own_data(c, "name")))
-                .and_then(|name| name.as_string().and_then(|s| s.to_string().ok()))
-                .filter(|name| !name.is_empty())
-                .map(|name| format!("{name} "))
-                .unwrap_or_default(),
+        if prototype.is_null() {
+            return "[Object: null prototype] ".to_owned();
         }
+        if prototype == *expected.as_value() {
+            return String::new();
+        }
+        self.intrinsics
+            .own_data(&prototype, "constructor")
+            .and_then(|c| self.intrinsics.own_text(&c, "name"))
+            .filter(|name| !name.is_empty())
+            .map(|name| format!("{name} "))
+            .unwrap_or_default()
     }
 }
 

@@ -147,7 +147,16 @@ fn stop_failure(reason: StopReason, limits: &RuntimeLimits) -> CodeRunFailure {
             ),
         ),
         StopReason::OutputLimit => CodeRunFailure::new(FailureKind::OutputLimit, ""),
+        StopReason::OutOfMemory => memory_failure(limits),
     }
+}
+
+/// The failure of a run that reached the memory cap, caught by the program or not.
+fn memory_failure(limits: &RuntimeLimits) -> CodeRunFailure {
+    CodeRunFailure::new(
+        FailureKind::WorkerExit,
+        format!("memory limit exceeded ({} bytes)", limits.memory_bytes),
+    )
 }
 
 /// Starts the run's thread and serves it until it settles and stops.
@@ -266,10 +275,7 @@ async fn drive(
             FailureKind::InvalidOutput,
             INVALID_OUTPUT_MESSAGE,
         )),
-        (None, Some(Outcome::OutOfMemory)) => Err(CodeRunFailure::new(
-            FailureKind::WorkerExit,
-            format!("memory limit exceeded ({} bytes)", limits.memory_bytes),
-        )),
+        (None, Some(Outcome::OutOfMemory)) => Err(memory_failure(&limits)),
         (None, Some(Outcome::Broken(message))) => {
             Err(CodeRunFailure::new(FailureKind::WorkerExit, message))
         }
