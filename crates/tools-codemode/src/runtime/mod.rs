@@ -179,7 +179,7 @@ impl fmt::Debug for CodeRunRequest {
 /// The `invalid-output` failure of a completion value the boundary refused: a value nested
 /// past the depth limit names the limit and the side ("program result"), anything else has
 /// the plain [`INVALID_OUTPUT_MESSAGE`].
-#[cfg_attr(not(any(feature = "quickjs", feature = "process")), allow(dead_code))]
+#[cfg_attr(not(feature = "process"), allow(dead_code))]
 pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
     let limit = error
         .violations()
@@ -188,7 +188,13 @@ pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
             tools_json::ViolationKind::TooDeep { limit } => Some(limit),
             _ => None,
         });
-    match limit {
+    invalid_output_at(limit)
+}
+
+/// The `invalid-output` failure; `too_deep` is the depth limit a value nested past.
+#[cfg_attr(not(any(feature = "quickjs", feature = "process")), allow(dead_code))]
+pub(crate) fn invalid_output_at(too_deep: Option<usize>) -> CodeRunFailure {
+    match too_deep {
         Some(limit) => CodeRunFailure::new(
             FailureKind::InvalidOutput,
             format!(

@@ -30,9 +30,26 @@ fn runtime() -> QuickJsRuntime {
     QuickJsRuntime::new(limits()).unwrap()
 }
 
-/// Runs `program` on a fresh hostile runtime.
+/// Runs `program` on a fresh hostile runtime and, where the confined worker is built, once
+/// more in the sandboxed child: both must report the same outcome.
 async fn hostile(program: &str) -> CodeRunResult {
-    run(&runtime(), program).await.0
+    let in_process = run(&runtime(), program).await.0;
+    #[cfg(feature = "quickjs-process")]
+    {
+        let confined = tools_codemode::QuickJsProcessRuntime::new(
+            limits(),
+            tools_codemode::QuickJsProcessOptions::new(env!("CARGO_BIN_EXE_tools-codemode-worker")),
+        )
+        .unwrap();
+        let child = run(&confined, program).await.0;
+        assert_eq!(
+            (child.error.as_ref().map(|e| e.kind), &child.value),
+            (in_process.error.as_ref().map(|e| e.kind), &in_process.value),
+            "the confined child disagrees on {program:?}: {:?}",
+            child.error
+        );
+    }
+    in_process
 }
 
 /// Asserts the failure kind and that the message contains `fragment`.
@@ -319,7 +336,29 @@ async fn a_caught_out_of_memory_error_in_a_loop_still_ends_the_run() {
                      try { const a: number[][] = []; for (;;) a.push(new Array(100000).fill(1)); }\n\
                      catch (e) { caught++; }\n\
                    }";
-    fails(&hostile(program).await, "worker-exit", &memory_message());
+    // In process the stop arrives as the memory cap (the engine noted the caught error).
+    let in_process = run(&runtime(), program).await.0;
+    fails(&in_process, "worker-exit", &memory_message());
+    // Known gap (README, "Known gaps"): this program keeps the engine at its cap, so even
+    // the engine's own stop error fails to allocate and is caught; the in-process run
+    // settles only at its compute budget plus the settle grace, as a memory failure, and
+    // its thread may go on. The confined child is killed at the same point by the host's
+    // busy-time meter, which knows nothing of the engine's memory: a compute failure.
+    #[cfg(feature = "quickjs-process")]
+    {
+        let confined = tools_codemode::QuickJsProcessRuntime::new(
+            limits(),
+            tools_codemode::QuickJsProcessOptions::new(env!("CARGO_BIN_EXE_tools-codemode-worker")),
+        )
+        .unwrap();
+        let child = run(&confined, program).await.0;
+        let kind = failure(&child).map(|f| f.0);
+        assert!(
+            matches!(kind, Some("timeout" | "worker-exit")),
+            "{:?}",
+            child.error
+        );
+    }
 }
 
 #[tokio::test]
@@ -648,5 +687,15 @@ async fn stack_traces_keep_the_engine_s_format() {
     assert!(
         lines[2].starts_with("    at __dsh_main__ (program.ts:2:"),
         "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_too_deep_result_names_the_limit_and_the_side() {
+    let program = "let x: unknown[] = [];\nfor (let i = 0; i < 600; i++) x = [x];\nreturn x;";
+    fails(
+        &hostile(program).await,
+        "invalid-output",
+        "program result nesting exceeds the depth limit of 512",
     );
 }

@@ -39,9 +39,8 @@ pub(super) struct Launch {
     pub(super) sandbox: Option<Sandbox>,
     /// The size of the private `/tmp` (none when 0).
     pub(super) scratch_bytes: u64,
-    /// How far past the compute budget the host's meter waits, for a child that enforces
-    /// the budget itself and reports it first.
-    pub(super) compute_slack: std::time::Duration,
+    /// What the child gets beyond the run's limits.
+    pub(super) allowance: super::frames::Allowance,
 }
 
 /// Kills the run's process group when dropped (also when the run future is dropped).

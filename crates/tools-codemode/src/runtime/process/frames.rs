@@ -246,11 +246,21 @@ pub(super) fn cpu_seconds(limits: &RuntimeLimits, slack: std::time::Duration) ->
         .saturating_add(1)
 }
 
+/// What the host grants a child beyond the run's limits.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Allowance {
+    /// How far past the compute budget the host's meter waits, for a child that enforces
+    /// the budget itself and reports it first.
+    pub(super) compute_slack: std::time::Duration,
+    /// Address space for the child itself on top of the memory cap and the stack.
+    pub(super) address_space: u64,
+}
+
 /// The `boot` frame: the Python bootstrap reads the first fields, the QuickJS worker all.
 pub(super) fn boot_frame(
     namespaces: &[BindingNamespace],
     limits: &RuntimeLimits,
-    slack: std::time::Duration,
+    allowance: Allowance,
 ) -> String {
     let mut specs = Vec::with_capacity(namespaces.len());
     for namespace in namespaces {
@@ -271,11 +281,11 @@ pub(super) fn boot_frame(
     }
     format!(
         "{{\"type\":\"boot\",\"cpuSeconds\":{},\"addressSpaceBytes\":{},\"maxLogBytes\":{},\"maxValueBytes\":{},\"maxDepth\":{},\"computeMillis\":{},\"wallMillis\":{},\"memoryBytes\":{},\"stackBytes\":{},\"maxOutputBytes\":{},\"settleGraceMillis\":{},\"namespaces\":[{}]}}\n",
-        cpu_seconds(limits, slack),
+        cpu_seconds(limits, allowance.compute_slack),
         limits
             .memory_bytes
             .saturating_add(limits.stack_bytes as u64)
-            .saturating_add(RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE),
+            .saturating_add(allowance.address_space),
         limits.max_output_bytes,
         limits.max_output_bytes,
         limits.max_json_depth,
@@ -340,7 +350,11 @@ mod tests {
             Some(crate::runtime::ErrorClass::tool_call_error()),
         )];
         let limits = RuntimeLimits::default();
-        let frame = boot_frame(&namespaces, &limits, std::time::Duration::ZERO);
+        let allowance = Allowance {
+            compute_slack: std::time::Duration::ZERO,
+            address_space: RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE,
+        };
+        let frame = boot_frame(&namespaces, &limits, allowance);
         let parsed = wire::parse(frame.trim_end(), 10).map(|p| p.value);
         let parsed = parsed.unwrap_or_default();
         assert_eq!(parsed["type"], "boot");

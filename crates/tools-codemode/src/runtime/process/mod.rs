@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tools_json::Limits;
 
 use self::child::{GroupKiller, Launch, Process, Reader, Writer, read_some, spawn};
-use self::frames::{Checker, Done, Frame, Lines, Stray, boot_frame};
+use self::frames::{Allowance, Checker, Done, Frame, Lines, Stray, boot_frame};
 use self::sandbox::cpu_millis;
 use super::lifecycle::{RunGuard, RunRegistry};
 use super::wire;
@@ -140,7 +140,7 @@ impl Run {
                 &mut killer,
                 reader,
                 (stdout, stderr),
-                (process, launch.compute_slack),
+                (process, launch.allowance),
             )
             .await;
         drop(guard);
@@ -169,7 +169,7 @@ impl Run {
             Option<tokio::process::ChildStdout>,
             Option<tokio::process::ChildStderr>,
         ),
-        (mut process, compute_slack): (Process, std::time::Duration),
+        (mut process, allowance): (Process, Allowance),
     ) -> CodeRunResult {
         let CodeRunRequest {
             program,
@@ -196,11 +196,7 @@ impl Run {
         let mut exit: Option<ExitStatus> = None;
 
         if self
-            .send(&boot_frame(
-                &self.checker.namespaces,
-                &limits,
-                compute_slack,
-            ))
+            .send(&boot_frame(&self.checker.namespaces, &limits, allowance))
             .await
             .is_err()
         {
@@ -210,8 +206,13 @@ impl Run {
         let mut out_buf = vec![0u8; 16 * 1024];
         let mut err_buf = vec![0u8; 16 * 1024];
         let mut fd3_open = true;
-        let compute_ms = u64::try_from(limits.compute.saturating_add(compute_slack).as_millis())
-            .unwrap_or(u64::MAX);
+        let compute_ms = u64::try_from(
+            limits
+                .compute
+                .saturating_add(allowance.compute_slack)
+                .as_millis(),
+        )
+        .unwrap_or(u64::MAX);
         let mut meter = tokio::time::interval(CPU_POLL);
         meter.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut info_buf = [0u8; 512];

@@ -5,6 +5,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use super::child::{Launch, Transport};
+use super::frames::Allowance;
 use super::run_in_child;
 use super::sandbox::{CHILD_PATH, Isolation, Sandbox};
 use crate::Language;
@@ -178,7 +179,10 @@ impl PythonRuntime {
                 isolation: options.isolation,
                 sandbox,
                 scratch_bytes: options.scratch_bytes,
-                compute_slack: std::time::Duration::ZERO,
+                allowance: Allowance {
+                    compute_slack: std::time::Duration::ZERO,
+                    address_space: RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE,
+                },
             }),
             registry: RunRegistry::new(),
         })

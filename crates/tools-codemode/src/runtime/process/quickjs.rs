@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::child::{Launch, Transport};
+use super::frames::Allowance;
 use super::run_in_child;
 use super::sandbox::{Isolation, Sandbox};
 use crate::Language;
@@ -14,6 +15,12 @@ use crate::runtime::lifecycle::RunRegistry;
 use crate::runtime::{
     CodeRunRequest, CodeRuntime, ContractError, DisposeFuture, RunFuture, RuntimeLimits,
 };
+
+/// Address space granted to the worker on top of the memory cap and the stack: the engine
+/// enforces the cap itself, and glibc reserves 64 MiB of address space per thread arena, so
+/// a tight `RLIMIT_AS` would fail allocations below the engine's cap (where the engine's
+/// own out-of-memory accounting cannot see them).
+const WORKER_ADDRESS_SPACE_ALLOWANCE: u64 = 1024 * 1024 * 1024;
 
 /// The argument that makes the worker exit 0 at once (kept in step with the worker).
 const PROBE_ARG: &str = "--probe";
@@ -122,7 +129,10 @@ impl QuickJsProcessRuntime {
             )?),
             Isolation::UnconfinedProcess => None,
         };
-        let compute_slack = limits.settle_grace;
+        let allowance = Allowance {
+            compute_slack: limits.settle_grace,
+            address_space: WORKER_ADDRESS_SPACE_ALLOWANCE,
+        };
         Ok(QuickJsProcessRuntime {
             limits,
             launch: Arc::new(Launch {
@@ -132,7 +142,7 @@ impl QuickJsProcessRuntime {
                 isolation: options.isolation,
                 sandbox,
                 scratch_bytes: 0,
-                compute_slack,
+                allowance,
             }),
             registry: RunRegistry::new(),
         })

@@ -234,6 +234,8 @@ pub(super) fn is_plain_value(value: &Value<'_>) -> bool {
 pub(super) enum Refusal {
     /// The value is not lossless JSON: the detail says where and why.
     Lossy(String),
+    /// The value nests deeper than the depth limit (the detail says where).
+    TooDeep(String),
     /// The run is stopping; the walk gave up.
     Stopped,
 }
@@ -395,8 +397,12 @@ pub(super) fn to_json<'js>(
                 return lossy(stack, &path, "a circular reference is not JSON");
             }
             if stack.len() >= max_depth {
-                let reason = format!("nesting exceeds the depth limit of {max_depth}");
-                return lossy(stack, &path, &reason);
+                let detail = format!(
+                    "{}: nesting exceeds the depth limit of {max_depth}",
+                    render_path(&path)
+                );
+                abandon(stack);
+                return Err(Refusal::TooDeep(detail));
             }
             let keys: Result<Vec<String>, _> = object
                 .own_keys::<String>(Filter::new().string().enum_only())

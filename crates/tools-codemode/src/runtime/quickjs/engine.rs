@@ -161,7 +161,10 @@ pub(super) enum Outcome {
     /// It threw; the rendered exception.
     Threw(String),
     /// Its completion value is not lossless JSON.
-    InvalidOutput,
+    InvalidOutput {
+        /// The depth limit, when the value nested past it.
+        too_deep: Option<usize>,
+    },
     /// A stop reason ended it (see [`Shared::stop_reason`]).
     Stopped,
     /// The engine ran out of memory.
@@ -668,7 +671,9 @@ fn call<'js>(
             drop(realm);
             match converted {
                 Ok(json) => Ok(json),
-                Err(Refusal::Lossy(detail)) => Err(format!("{ARGUMENTS_NOT_LOSSLESS}: {detail}")),
+                Err(Refusal::Lossy(detail) | Refusal::TooDeep(detail)) => {
+                    Err(format!("{ARGUMENTS_NOT_LOSSLESS}: {detail}"))
+                }
                 Err(Refusal::Stopped) => {
                     return Err(rquickjs::Exception::throw_internal(
                         ctx,
@@ -728,7 +733,7 @@ fn deliver<'js>(
                 }
                 None
             }
-            Err(Refusal::Lossy(detail)) => {
+            Err(Refusal::Lossy(detail) | Refusal::TooDeep(detail)) => {
                 // The engine may have refused for want of memory.
                 let thrown = ctx.catch();
                 if let Some(realm) = session.realm()
@@ -804,13 +809,15 @@ fn completion<'js>(ctx: &Ctx<'js>, session: &Session<'js>, value: Value<'js>) ->
         &session.stop_check(),
     ) {
         Ok(json) => Outcome::Completed(Some(json)),
-        Err(Refusal::Lossy(_)) => {
+        Err(refusal @ (Refusal::Lossy(_) | Refusal::TooDeep(_))) => {
             // A getter may have thrown while the value was read.
             let _ = ctx.catch();
             if session.shared.must_stop() {
                 return Outcome::Stopped;
             }
-            Outcome::InvalidOutput
+            Outcome::InvalidOutput {
+                too_deep: matches!(refusal, Refusal::TooDeep(_)).then_some(session.max_depth),
+            }
         }
         Err(Refusal::Stopped) => Outcome::Stopped,
     }

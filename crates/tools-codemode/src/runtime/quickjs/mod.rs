@@ -19,8 +19,8 @@ use self::engine::{Command, Event, Outcome, Setup, Shared, StopReason};
 use super::lifecycle::{RunGuard, RunRegistry};
 use super::{
     ABORTED_MESSAGE, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError,
-    DISPOSED_MESSAGE, DisposeFuture, FailureKind, INVALID_OUTPUT_MESSAGE, OutputLedger, RunFuture,
-    RuntimeLimits, validate_bindings,
+    DISPOSED_MESSAGE, DisposeFuture, FailureKind, OutputLedger, RunFuture, RuntimeLimits,
+    validate_bindings,
 };
 use crate::Language;
 
@@ -271,10 +271,9 @@ async fn drive(
         (None, Some(Outcome::Threw(message))) => {
             Err(CodeRunFailure::new(FailureKind::Exception, message))
         }
-        (None, Some(Outcome::InvalidOutput)) => Err(CodeRunFailure::new(
-            FailureKind::InvalidOutput,
-            INVALID_OUTPUT_MESSAGE,
-        )),
+        (None, Some(Outcome::InvalidOutput { too_deep })) => {
+            Err(super::invalid_output_at(too_deep))
+        }
         (None, Some(Outcome::OutOfMemory)) => Err(memory_failure(&limits)),
         (None, Some(Outcome::Broken(message))) => {
             Err(CodeRunFailure::new(FailureKind::WorkerExit, message))
