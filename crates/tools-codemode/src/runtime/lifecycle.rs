@@ -7,7 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::ContractError;
+use super::{
+    ABORTED_MESSAGE, CodeRunFailure, CodeRunRequest, CodeRunResult, ContractError,
+    DISPOSED_MESSAGE, FailureKind, OutputLedger, validate_bindings,
+};
+
+/// A run admitted by [`RunRegistry::admit`]: its registration and its output ledger.
+pub(crate) type Admitted = (RunGuard, OutputLedger);
 
 /// The live runs of one runtime.
 #[derive(Debug)]
@@ -41,6 +47,34 @@ impl RunRegistry {
             return Err(ContractError::Disposed);
         }
         Ok(guard)
+    }
+
+    /// The checks every runtime makes before it starts anything: valid bindings, not
+    /// disposed, not already aborted. `Ok(Err(result))` is a run that ends before it starts
+    /// (`abort`).
+    ///
+    /// # Errors
+    ///
+    /// [`ContractError`] for invalid bindings or a run after disposal.
+    pub(crate) fn admit(
+        self: &Arc<Self>,
+        request: &CodeRunRequest,
+        max_output_bytes: usize,
+    ) -> Result<Result<Admitted, CodeRunResult>, ContractError> {
+        validate_bindings(&request.namespaces)?;
+        let guard = self.enter()?;
+        let ledger = OutputLedger::new(max_output_bytes);
+        if request.cancel.is_cancelled() {
+            return Ok(Err(
+                ledger.fail(CodeRunFailure::new(FailureKind::Abort, ABORTED_MESSAGE))
+            ));
+        }
+        if self.dispose.is_cancelled() {
+            return Ok(Err(
+                ledger.fail(CodeRunFailure::new(FailureKind::Abort, DISPOSED_MESSAGE))
+            ));
+        }
+        Ok(Ok((guard, ledger)))
     }
 
     /// The token cancelled by disposal.

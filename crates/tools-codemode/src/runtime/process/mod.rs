@@ -39,7 +39,7 @@ use super::lifecycle::{RunGuard, RunRegistry};
 use super::wire;
 use super::{
     ABORTED_MESSAGE, CodeRunFailure, CodeRunRequest, CodeRunResult, ContractError,
-    DISPOSED_MESSAGE, FailureKind, OutputLedger, RuntimeLimits, validate_bindings,
+    DISPOSED_MESSAGE, DisposeFuture, FailureKind, OutputLedger, RunFuture, RuntimeLimits,
 };
 
 /// Slack on top of the output cap for one fd-3 line (the frame envelope).
@@ -48,6 +48,45 @@ const LINE_SLACK: usize = 64 * 1024;
 /// How often the host reads the program's busy time.
 const CPU_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
+/// What a process runtime holds: its limits, what every run starts, and its live runs.
+#[derive(Debug)]
+struct Core {
+    limits: RuntimeLimits,
+    launch: Arc<Launch>,
+    registry: Arc<RunRegistry>,
+}
+
+impl Core {
+    fn new(limits: RuntimeLimits, launch: Launch) -> Core {
+        Core {
+            limits,
+            launch: Arc::new(launch),
+            registry: RunRegistry::new(),
+        }
+    }
+
+    /// The isolation label.
+    fn isolation(&self) -> &'static str {
+        self.launch.isolation.label()
+    }
+
+    /// One run in a fresh child.
+    fn run(&self, request: CodeRunRequest) -> RunFuture {
+        Box::pin(run_in_child(
+            request,
+            self.limits.clone(),
+            Arc::clone(&self.launch),
+            Arc::clone(&self.registry),
+        ))
+    }
+
+    /// Ends every run and waits for their children.
+    fn dispose(&self) -> DisposeFuture {
+        let registry = Arc::clone(&self.registry);
+        Box::pin(async move { registry.dispose().await })
+    }
+}
+
 /// Runs one request in a fresh child: the body of every process runtime's `run`.
 async fn run_in_child(
     request: CodeRunRequest,
@@ -55,15 +94,10 @@ async fn run_in_child(
     launch: Arc<Launch>,
     registry: Arc<RunRegistry>,
 ) -> Result<CodeRunResult, ContractError> {
-    validate_bindings(&request.namespaces)?;
-    let guard = registry.enter()?;
-    let ledger = OutputLedger::new(limits.max_output_bytes);
-    if request.cancel.is_cancelled() {
-        return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, ABORTED_MESSAGE)));
-    }
-    if registry.dispose_token().is_cancelled() {
-        return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, DISPOSED_MESSAGE)));
-    }
+    let (guard, ledger) = match registry.admit(&request, limits.max_output_bytes)? {
+        Ok(admitted) => admitted,
+        Err(ended) => return Ok(ended),
+    };
     Ok(Run::start(request, limits, &launch, &registry, guard, ledger).await)
 }
 

@@ -2,14 +2,12 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
 
+use super::Core;
 use super::child::{Launch, Transport};
 use super::frames::Allowance;
-use super::run_in_child;
 use super::sandbox::{CHILD_PATH, Isolation, Sandbox};
 use crate::Language;
-use crate::runtime::lifecycle::RunRegistry;
 use crate::runtime::{
     CodeRunRequest, CodeRuntime, ContractError, DisposeFuture, RunFuture, RuntimeLimits,
 };
@@ -49,9 +47,7 @@ pub const PYTHON_TRUNCATION_MARKER: &str =
 /// holds whatever it does.
 #[derive(Debug)]
 pub struct PythonRuntime {
-    limits: RuntimeLimits,
-    launch: Arc<Launch>,
-    registry: Arc<RunRegistry>,
+    core: Core,
 }
 
 /// How a [`PythonRuntime`] starts its interpreter.
@@ -169,33 +165,34 @@ impl PythonRuntime {
             Isolation::UnconfinedProcess => None,
         };
         Ok(PythonRuntime {
-            limits,
-            launch: Arc::new(Launch {
-                args: ["-I", "-B", "-u", "-c", BOOTSTRAP]
-                    .map(std::ffi::OsString::from)
-                    .to_vec(),
-                executable,
-                transport: Transport::Fd3,
-                isolation: options.isolation,
-                sandbox,
-                scratch_bytes: options.scratch_bytes,
-                allowance: Allowance {
-                    compute_slack: std::time::Duration::ZERO,
-                    address_space: RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE,
+            core: Core::new(
+                limits,
+                Launch {
+                    args: ["-I", "-B", "-u", "-c", BOOTSTRAP]
+                        .map(std::ffi::OsString::from)
+                        .to_vec(),
+                    executable,
+                    transport: Transport::Fd3,
+                    isolation: options.isolation,
+                    sandbox,
+                    scratch_bytes: options.scratch_bytes,
+                    allowance: Allowance {
+                        compute_slack: std::time::Duration::ZERO,
+                        address_space: RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE,
+                    },
                 },
-            }),
-            registry: RunRegistry::new(),
+            ),
         })
     }
 
     /// The limits every run gets.
     pub fn limits(&self) -> &RuntimeLimits {
-        &self.limits
+        &self.core.limits
     }
 
     /// The interpreter executable every run starts (symlinks resolved).
     pub fn executable(&self) -> &std::path::Path {
-        &self.launch.executable
+        &self.core.launch.executable
     }
 }
 
@@ -235,19 +232,15 @@ impl CodeRuntime for PythonRuntime {
     }
 
     fn isolation(&self) -> &str {
-        self.launch.isolation.label()
+        self.core.isolation()
     }
 
     fn run(&self, request: CodeRunRequest) -> RunFuture {
-        let limits = self.limits.clone();
-        let launch = Arc::clone(&self.launch);
-        let registry = Arc::clone(&self.registry);
-        Box::pin(run_in_child(request, limits, launch, registry))
+        self.core.run(request)
     }
 
     fn dispose(&self) -> DisposeFuture {
-        let registry = Arc::clone(&self.registry);
-        Box::pin(async move { registry.dispose().await })
+        self.core.dispose()
     }
 }
 

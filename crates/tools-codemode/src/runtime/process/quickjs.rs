@@ -4,14 +4,12 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
 
+use super::Core;
 use super::child::{Launch, Transport};
 use super::frames::Allowance;
-use super::run_in_child;
 use super::sandbox::{Isolation, Sandbox};
 use crate::Language;
-use crate::runtime::lifecycle::RunRegistry;
 use crate::runtime::{
     CodeRunRequest, CodeRuntime, ContractError, DisposeFuture, RunFuture, RuntimeLimits,
 };
@@ -93,9 +91,7 @@ impl QuickJsProcessOptions {
 /// ```
 #[derive(Debug)]
 pub struct QuickJsProcessRuntime {
-    limits: RuntimeLimits,
-    launch: Arc<Launch>,
-    registry: Arc<RunRegistry>,
+    core: Core,
 }
 
 impl QuickJsProcessRuntime {
@@ -134,23 +130,24 @@ impl QuickJsProcessRuntime {
             address_space: WORKER_ADDRESS_SPACE_ALLOWANCE,
         };
         Ok(QuickJsProcessRuntime {
-            limits,
-            launch: Arc::new(Launch {
-                executable: worker,
-                args: options.args,
-                transport: Transport::Stdio,
-                isolation: options.isolation,
-                sandbox,
-                scratch_bytes: 0,
-                allowance,
-            }),
-            registry: RunRegistry::new(),
+            core: Core::new(
+                limits,
+                Launch {
+                    executable: worker,
+                    args: options.args,
+                    transport: Transport::Stdio,
+                    isolation: options.isolation,
+                    sandbox,
+                    scratch_bytes: 0,
+                    allowance,
+                },
+            ),
         })
     }
 
     /// The limits every run gets.
     pub fn limits(&self) -> &RuntimeLimits {
-        &self.limits
+        &self.core.limits
     }
 }
 
@@ -160,18 +157,14 @@ impl CodeRuntime for QuickJsProcessRuntime {
     }
 
     fn isolation(&self) -> &str {
-        self.launch.isolation.label()
+        self.core.isolation()
     }
 
     fn run(&self, request: CodeRunRequest) -> RunFuture {
-        let limits = self.limits.clone();
-        let launch = Arc::clone(&self.launch);
-        let registry = Arc::clone(&self.registry);
-        Box::pin(run_in_child(request, limits, launch, registry))
+        self.core.run(request)
     }
 
     fn dispose(&self) -> DisposeFuture {
-        let registry = Arc::clone(&self.registry);
-        Box::pin(async move { registry.dispose().await })
+        self.core.dispose()
     }
 }

@@ -20,7 +20,6 @@ use super::lifecycle::{RunGuard, RunRegistry};
 use super::{
     ABORTED_MESSAGE, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError,
     DISPOSED_MESSAGE, DisposeFuture, FailureKind, OutputLedger, RunFuture, RuntimeLimits,
-    validate_bindings,
 };
 use crate::Language;
 
@@ -105,15 +104,10 @@ impl CodeRuntime for QuickJsRuntime {
         let limits = self.limits.clone();
         let registry = Arc::clone(&self.registry);
         Box::pin(async move {
-            validate_bindings(&request.namespaces)?;
-            let guard = registry.enter()?;
-            let ledger = OutputLedger::new(limits.max_output_bytes);
-            if request.cancel.is_cancelled() {
-                return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, ABORTED_MESSAGE)));
-            }
-            if registry.dispose_token().is_cancelled() {
-                return Ok(ledger.fail(CodeRunFailure::new(FailureKind::Abort, DISPOSED_MESSAGE)));
-            }
+            let (guard, ledger) = match registry.admit(&request, limits.max_output_bytes)? {
+                Ok(admitted) => admitted,
+                Err(ended) => return Ok(ended),
+            };
             let code = match strip::strip(&request.program) {
                 Ok(code) => code,
                 Err(message) => {
