@@ -339,11 +339,11 @@ async fn a_caught_out_of_memory_error_in_a_loop_still_ends_the_run() {
     // In process the stop arrives as the memory cap (the engine noted the caught error).
     let in_process = run(&runtime(), program).await.0;
     fails(&in_process, "worker-exit", &memory_message());
-    // Known gap (README, "Known gaps"): this program keeps the engine at its cap, so even
-    // the engine's own stop error fails to allocate and is caught; the in-process run
-    // settles only at its compute budget plus the settle grace, as a memory failure, and
-    // its thread may go on. The confined child is killed at the same point by the host's
-    // busy-time meter, which knows nothing of the engine's memory: a compute failure.
+    // Each bytecode step of this loop does heavy native work at the cap, so the engine's
+    // next interrupt poll comes late (README, "The stop cannot be starved"): the in-process
+    // run settles at its compute budget plus the settle grace, as a memory failure. The
+    // confined child is killed at the same point by the host's busy-time meter, which knows
+    // nothing of the engine's memory: a compute failure.
     #[cfg(feature = "quickjs-process")]
     {
         let confined = tools_codemode::QuickJsProcessRuntime::new(

@@ -16,7 +16,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::function::Rest;
 use rquickjs::object::Property;
 use rquickjs::promise::PromiseState;
-use rquickjs::{Constructor, Context, Ctx, Function, Object, Promise, Runtime, Value};
+use rquickjs::{Constructor, Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
 use tokio::sync::{mpsc, oneshot};
 use tools_json::JsonValue;
 
@@ -219,18 +219,53 @@ pub(super) fn thread_main(setup: Setup, exited: oneshot::Sender<()>) {
     let _ = events.send(Event::Done(outcome));
 }
 
+/// The engine memory held back for the engine's own stop error (see [`run_on`]).
+const STOP_RESERVE: &str = "new ArrayBuffer(262144)";
+
+/// The reserve: a buffer of the engine's own memory, freed when the run must stop.
+type Reserve = Rc<RefCell<Option<Persistent<Value<'static>>>>>;
+
 /// Configures `runtime`, makes a context and runs the program in it.
+///
+/// A program that holds the engine at its memory cap and catches every error could starve
+/// the engine's stop: QuickJS allocates the uncatchable "interrupted" error when the
+/// interrupt handler asks it to stop, and when that allocation fails it throws an ordinary,
+/// catchable out-of-memory error instead. So 256 KiB of the cap is held back in a buffer
+/// the program cannot reach, and the interrupt handler frees it the moment it asks for the
+/// stop: the stop error is allocated next, on the same thread, before the program runs again.
 fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
     let memory = usize::try_from(setup.limits.memory_bytes).unwrap_or(usize::MAX);
     runtime.set_memory_limit(memory);
     runtime.set_max_stack_size(setup.limits.stack_bytes);
     let shared = Arc::clone(&setup.shared);
-    runtime.set_interrupt_handler(Some(Box::new(move || shared.must_stop())));
+    let reserve: Reserve = Rc::new(RefCell::new(None));
+    let held = Rc::clone(&reserve);
+    runtime.set_interrupt_handler(Some(Box::new(move || {
+        if !shared.must_stop() {
+            return false;
+        }
+        if let Ok(mut held) = held.try_borrow_mut() {
+            drop(held.take());
+        }
+        true
+    })));
     let context = match Context::full(runtime) {
         Ok(context) => context,
         Err(error) => return Outcome::Broken(format!("cannot create the context: {error}")),
     };
-    let outcome = context.with(|ctx| session(&ctx, setup));
+    let outcome = context.with(|ctx| {
+        if let Ok(buffer) = ctx.eval::<Value<'_>, _>(STOP_RESERVE)
+            && let Ok(mut slot) = reserve.try_borrow_mut()
+        {
+            *slot = Some(Persistent::save(&ctx, buffer));
+        }
+        let outcome = session(&ctx, setup);
+        // Every value of the runtime must be gone before it is freed.
+        if let Ok(mut slot) = reserve.try_borrow_mut() {
+            drop(slot.take());
+        }
+        outcome
+    });
     drop(context);
     outcome
 }
