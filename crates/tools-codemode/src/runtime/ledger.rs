@@ -17,15 +17,28 @@ use super::{CodeRunFailure, CodeRunResult, FailureKind};
 
 /// The size of `text` as a JSON string, quotes included, as `serde_json` writes it.
 pub fn json_string_len(text: &str) -> usize {
-    2 + text.chars().map(escaped_char_len).sum::<usize>()
+    // Most text needs no escape at all: a counting pass the compiler vectorises finds out,
+    // and only text with escapes pays for the exact sum.
+    let special = text.bytes().filter(|&byte| needs_escape(byte)).count();
+    if special == 0 {
+        return 2 + text.len();
+    }
+    2 + text.bytes().map(escaped_byte_len).sum::<usize>()
 }
 
-/// The size of one character inside a JSON string as `serde_json` escapes it.
-fn escaped_char_len(c: char) -> usize {
-    match c {
-        '"' | '\\' | '\u{08}' | '\u{0c}' | '\n' | '\r' | '\t' => 2,
-        c if (c as u32) < 0x20 => 6,
-        c => c.len_utf8(),
+/// Whether `serde_json` escapes this byte inside a string.
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// The share of one UTF-8 byte in the size of a JSON string as `serde_json` escapes it: a
+/// character that needs no escape costs its UTF-8 length, one byte at a time, so the count
+/// runs over bytes (a loop the compiler vectorises) and never decodes characters.
+fn escaped_byte_len(byte: u8) -> usize {
+    match byte {
+        b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+        0..=0x1f => 6,
+        _ => 1,
     }
 }
 
@@ -109,11 +122,28 @@ pub(crate) fn json_value_len_within(value: &Value, limit: usize) -> Option<usize
 /// The longest prefix of `text` (ending on a code-point boundary) whose escaped size,
 /// quotes excluded, is at most `room`.
 fn fitting_prefix(text: &str, room: usize) -> &str {
+    // Without escapes in the first `room` bytes, each byte costs one: cut at `room`.
+    let window = &text.as_bytes()[..text.len().min(room)];
+    if !window.iter().any(|&byte| needs_escape(byte)) {
+        if text.len() <= room {
+            return text;
+        }
+        let mut cut = room;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        return &text[..cut];
+    }
     let mut used = 0usize;
-    for (index, c) in text.char_indices() {
-        used += escaped_char_len(c);
+    for (index, byte) in text.bytes().enumerate() {
+        used += escaped_byte_len(byte);
         if used > room {
-            return &text[..index];
+            // A character that does not fit whole is left out whole.
+            let mut cut = index;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            return &text[..cut];
         }
     }
     text
@@ -402,6 +432,17 @@ mod tests {
             result.error.map(|e| e.message),
             Some("outer output exceeded 4 bytes".to_owned())
         );
+    }
+
+    #[test]
+    fn a_prefix_keeps_whole_characters_and_whole_escapes() {
+        assert_eq!(fitting_prefix("aé", 2), "a");
+        assert_eq!(fitting_prefix("aé", 3), "aé");
+        assert_eq!(fitting_prefix("a\nb", 2), "a");
+        assert_eq!(fitting_prefix("a\nb", 3), "a\n");
+        assert_eq!(fitting_prefix("x\u{1}", 6), "x");
+        assert_eq!(fitting_prefix("😀x", 3), "");
+        assert_eq!(fitting_prefix("😀x", 4), "😀");
     }
 
     #[test]
