@@ -35,6 +35,14 @@ impl Lines {
             if end - start > max {
                 return Err(());
             }
+            if start == 0 && end + 1 == self.buffer.len() {
+                // The buffer holds exactly one line (the usual end of a long frame that
+                // arrived in many reads): hand it over instead of copying it.
+                let mut line = std::mem::take(&mut self.buffer);
+                line.truncate(end);
+                lines.push(line);
+                return Ok(lines);
+            }
             lines.push(self.buffer[start..end].to_vec());
             start = end + 1;
             scan = start;
