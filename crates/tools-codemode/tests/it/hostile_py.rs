@@ -579,3 +579,25 @@ async fn a_too_deep_result_names_the_limit_and_the_side() {
         "program result nesting exceeds the depth limit of 512",
     );
 }
+
+#[tokio::test]
+async fn a_virtual_environment_stays_itself_in_the_sandbox() {
+    let dir = std::env::temp_dir().join(format!("hostile-py-venv-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let runtime = PythonRuntime::with_options(
+        limits(),
+        PythonOptions::default().interpreter(dir.join("bin").join("python")),
+    )
+    .unwrap();
+    assert_eq!(runtime.executable(), dir.join("bin").join("python"));
+    let program = "import sys\nreturn [sys.prefix != sys.base_prefix, sys.prefix]";
+    let value = success(&run(&runtime, program).await.0);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(value, format!("[true,{:?}]", dir.display().to_string()));
+}

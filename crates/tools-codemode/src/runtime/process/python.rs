@@ -149,12 +149,11 @@ impl PythonRuntime {
         options: PythonOptions,
     ) -> Result<PythonRuntime, ContractError> {
         limits.validate()?;
-        let located = locate(&options.interpreter)?;
-        let executable = located[0].clone();
+        let (executable, readable) = locate(&options.interpreter)?;
         let sandbox = match options.isolation {
             Isolation::Sandbox => Some(Sandbox::probe(
                 &options.bwrap,
-                &located,
+                &readable,
                 &[
                     executable.clone().into(),
                     "-I".into(),
@@ -190,14 +189,18 @@ impl PythonRuntime {
         &self.core.limits
     }
 
-    /// The interpreter executable every run starts (symlinks resolved).
+    /// The interpreter executable every run starts, as the interpreter reports it
+    /// (`sys.executable`).
     pub fn executable(&self) -> &std::path::Path {
         &self.core.launch.executable
     }
 }
 
 /// The interpreter's real executable followed by its prefixes.
-fn locate(interpreter: &std::path::Path) -> Result<Vec<PathBuf>, ContractError> {
+/// The interpreter's executable as it reports it (`sys.executable`: in a virtual
+/// environment, the environment's own link, so that the environment stays itself), and the
+/// paths it needs to read: its prefixes and its real executable.
+fn locate(interpreter: &std::path::Path) -> Result<(PathBuf, Vec<PathBuf>), ContractError> {
     let unavailable = |reason: String| ContractError::InterpreterUnavailable {
         interpreter: interpreter.display().to_string(),
         reason,
@@ -215,15 +218,20 @@ fn locate(interpreter: &std::path::Path) -> Result<Vec<PathBuf>, ContractError> 
     }
     let paths: Vec<String> = serde_json::from_slice(&output.stdout)
         .map_err(|_| unavailable("it did not report its location".to_owned()))?;
-    let mut located: Vec<PathBuf> = Vec::with_capacity(paths.len());
-    for path in paths {
-        let path = std::fs::canonicalize(&path).map_err(|e| unavailable(format!("{path}: {e}")))?;
-        located.push(path);
-    }
-    if located.is_empty() {
+    let Some(executable) = paths.first().map(PathBuf::from).filter(|p| p.is_absolute()) else {
         return Err(unavailable("it did not report its location".to_owned()));
+    };
+    let mut readable: Vec<PathBuf> = Vec::with_capacity(paths.len() + 1);
+    for path in &paths {
+        let path = std::fs::canonicalize(path).map_err(|e| unavailable(format!("{path}: {e}")))?;
+        readable.push(path);
     }
-    Ok(located)
+    // The link itself (a virtual environment's `bin/python`), where it lies outside the
+    // prefixes.
+    if let Some(parent) = executable.parent() {
+        readable.push(parent.to_path_buf());
+    }
+    Ok((executable, readable))
 }
 
 impl CodeRuntime for PythonRuntime {
