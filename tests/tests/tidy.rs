@@ -265,12 +265,12 @@ fn the_readme_opens_with_the_two_commands_that_ci_runs() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let head: String = readme.lines().take(30).collect::<Vec<_>>().join("\n");
     assert!(
-        head.contains("cargo test --workspace"),
+        head.contains("cargo xtask test"),
         "README must give the test command"
     );
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
     assert!(
-        ci.contains("cargo test --workspace"),
+        ci.contains("cargo xtask test"),
         ".ci/run must run the README's test command"
     );
 }

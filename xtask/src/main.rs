@@ -1,5 +1,8 @@
 //! `cargo xtask`: the workspace's development commands.
 //!
+//! - `cargo xtask test [ARGS…]`: the README's test command: makes sure the Code Mode
+//!   sandbox's tool (bubblewrap) is installed (with `apt-get` when it is missing and this
+//!   runs as root; otherwise it says what to install), then `cargo test --workspace ARGS…`.
 //! - `cargo xtask check [--skip-test]`: `cargo fmt --all --check`, `cargo clippy --workspace
 //!   --all-targets --all-features -- -D warnings`, `cargo test --workspace` (and the
 //!   optional features' tests), then `cargo deny check bans licenses sources` when
@@ -28,6 +31,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("check") => check(&args[1..]),
+        Some("test") => test(&args[1..]),
         Some("codegen") => codegen::run(args.iter().skip(1).any(|a| a == "--check")),
         Some("sdk") => sdk::sdk(&args[1..]),
         Some("sdk-check") => sdk::sdk_check(&args[1..]),
@@ -50,6 +54,8 @@ fn main() -> ExitCode {
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
+  test [ARGS...]        install the Code Mode sandbox (bubblewrap) when missing, then
+                        cargo test --workspace ARGS...
   check [--skip-test]   fmt --check, clippy -D warnings, test --workspace, deny (when installed)
   codegen [--check]     regenerate committed generated files (--check: fail when stale)
   sdk --lang L --catalog FILE.json [--section] [--allow-unsupported]
@@ -86,6 +92,48 @@ fn run_step(name: &str, mut command: Command) -> Result<(), String> {
     }
 }
 
+/// The tool the Code Mode sandbox is built with (the Python and confined TypeScript
+/// runtimes refuse to start without it, and their tests run inside it).
+const SANDBOX_TOOL: &str = "bwrap";
+
+/// Installs bubblewrap when it is missing: with `apt-get` when running as root, else an
+/// error that says what to install.
+fn ensure_sandbox_tool() -> Result<(), String> {
+    let found = Command::new(SANDBOX_TOOL)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.trim_ascii() == b"0");
+    let missing = "the Code Mode sandbox needs bubblewrap (`bwrap`), which is not installed: \
+                   install the `bubblewrap` package (e.g. `sudo apt-get install bubblewrap`)";
+    if !root {
+        return Err(missing.to_owned());
+    }
+    println!("xtask: installing bubblewrap (the Code Mode sandbox) with apt-get");
+    let mut update = Command::new("apt-get");
+    update.args(["update", "-qq"]);
+    run_step("apt-get update", update).map_err(|e| format!("{missing}; {e}"))?;
+    let mut install = Command::new("apt-get");
+    install
+        .args(["install", "-y", "-qq", "bubblewrap"])
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    run_step("apt-get install bubblewrap", install).map_err(|e| format!("{missing}; {e}"))
+}
+
+/// `cargo test --workspace` with the sandbox's tool in place.
+fn test(args: &[String]) -> Result<(), String> {
+    ensure_sandbox_tool()?;
+    let mut test = cargo();
+    test.args(["test", "--workspace"]).args(args);
+    run_step("cargo test --workspace", test)
+}
+
 fn check(args: &[String]) -> Result<(), String> {
     let skip_test = args.iter().any(|a| a == "--skip-test");
     let mut fmt = cargo();
@@ -110,9 +158,7 @@ fn check(args: &[String]) -> Result<(), String> {
     if skip_test {
         println!("xtask: skipping cargo test --workspace (--skip-test)");
     } else {
-        let mut test = cargo();
-        test.args(["test", "--workspace"]);
-        run_step("cargo test --workspace", test)?;
+        test(&[])?;
         let mut features = cargo();
         features.args(["test", "-p", "tools-presentation", "--all-features"]);
         run_step("cargo test -p tools-presentation --all-features", features)?;
