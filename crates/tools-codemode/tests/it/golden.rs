@@ -4,10 +4,10 @@
 use serde_json::Value;
 use tools_codemode::{Language, SDK_HEADING, ToolSdkSchema, json_schema_to_py, json_schema_to_ts};
 
-use crate::support::{parse, read_shared};
+use crate::support::{parse, read_data};
 
 fn cases(file: &str) -> Vec<Value> {
-    match read_shared(&format!("spec/golden/{file}")) {
+    match read_data(&format!("golden/{file}")) {
         Value::Array(cases) => cases,
         other => panic!("{file} is not an array: {other}"),
     }

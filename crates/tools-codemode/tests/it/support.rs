@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 use tools_codemode::{Language, ToolSdkSchema};
 
-/// The read-only `shared/` folder beside the repository.
-pub(crate) fn shared_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+/// The crate's test data (`tests/data/`: golden files and vendored suites, copied into the
+/// repository with their source noted in each folder's README).
+pub(crate) fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 /// Parses JSON text with key order kept and no recursion cap.
@@ -17,9 +18,9 @@ pub(crate) fn parse(text: &str) -> Value {
     serde::Deserialize::deserialize(&mut de).expect("fixture JSON parses")
 }
 
-/// Reads a JSON file of the shared folder.
-pub(crate) fn read_shared(relative: &str) -> Value {
-    let path = shared_dir().join(relative);
+/// Reads a JSON file of the crate's test data.
+pub(crate) fn read_data(relative: &str) -> Value {
+    let path = data_dir().join(relative);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     parse(&text)

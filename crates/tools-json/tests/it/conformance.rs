@@ -1,5 +1,5 @@
 //! The official JSON-Schema-Test-Suite (draft 2020-12) files for the subset's keywords, run
-//! as `shared/conformance/json-schema-test-suite/README.md` says.
+//! as the suite's README says (`tests/data/json-schema-test-suite/`, copied from `shared/conformance/`).
 //!
 //! Every schema of the suite declares its dialect with a root `$schema`, a keyword the subset
 //! rejects (tool schemas never carry it; the golden files pin the rejection). Run as given,
@@ -10,11 +10,11 @@
 
 use tools_json::{CompiledSchema, ViolationFamily};
 
-use crate::support::{parse, shared_dir};
+use crate::support::{data_dir, parse};
 
 #[test]
 fn the_official_suite_agrees_wherever_the_subset_accepts_a_schema() {
-    let dir = shared_dir().join("conformance/json-schema-test-suite/draft2020-12");
+    let dir = data_dir().join("json-schema-test-suite/draft2020-12");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|entry| entry.expect("entry").path())

@@ -1,11 +1,11 @@
-//! The reference outputs in `shared/spec/golden/`, compared structurally (DECISIONS 16):
+//! The reference outputs of `shared/spec/golden/` (copied into `tests/data/golden/`), compared structurally (DECISIONS 16):
 //! the same count, order, paths and kinds of violations.
 
 use serde_json::Value;
 use tools_json::{CompiledSchema, check_schema};
 
 use crate::reference::{reference_signature, signature};
-use crate::support::{parse, read_shared};
+use crate::support::{parse, read_data};
 
 fn reference_violations(result: &Value) -> Vec<(String, String)> {
     let list = match (result.get("error"), result.get("ok")) {
@@ -22,7 +22,7 @@ fn reference_violations(result: &Value) -> Vec<(String, String)> {
 
 #[test]
 fn subset_check_matches_the_reference() {
-    let cases = read_shared("spec/golden/json-subset.json");
+    let cases = read_data("golden/json-subset.json");
     let cases = cases.as_array().expect("array");
     let mut checked = 0;
     for case in cases {
@@ -54,7 +54,7 @@ fn subset_check_matches_the_reference() {
 
 #[test]
 fn validation_matches_the_reference() {
-    let cases = read_shared("spec/golden/validate.json");
+    let cases = read_data("golden/validate.json");
     let cases = cases.as_array().expect("array");
     for case in cases {
         let schema = parse(case["schema_json"].as_str().expect("schema_json"));

@@ -4,11 +4,11 @@
 use tools_schema::{Params, Schema};
 
 use crate::reference::{reference_signature, signature};
-use crate::support::{parse, read_shared};
+use crate::support::{parse, read_data};
 
 #[test]
 fn author_dsl_compiles_like_the_reference() {
-    let cases = read_shared("spec/golden/author-dsl.json");
+    let cases = read_data("golden/author-dsl.json");
     let cases = cases.as_array().unwrap();
     assert!(cases.len() >= 45);
     for case in cases {
