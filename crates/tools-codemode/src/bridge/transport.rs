@@ -15,7 +15,9 @@ use tools_registry::{
 
 use super::lane::{Lane, RunState};
 use super::{CodeModeConfig, Events, MAX_JSON_DEPTH};
-use crate::runtime::{BindingNamespace, CodeRunRequest, CodeRunResult, ErrorClass};
+use crate::runtime::{
+    BindingNamespace, CodeRunRequest, CodeRunResult, ErrorClass, invalid_output_at,
+};
 use crate::sdk::Language;
 
 /// The description of `run_code`'s `description` parameter (the same in every language).
@@ -236,6 +238,16 @@ async fn run(
             format!("code run failed: the code runtime {}", panic.message()),
         )
     })?;
+    // A runtime configured deeper than Code Mode's one limit: its result is refused like
+    // any result that is not lossless JSON, naming the side and the limit.
+    let outcome = outcome.map(|result| match result.value {
+        Some(ref value) if value.depth() > MAX_JSON_DEPTH => CodeRunResult {
+            value: None,
+            logs: result.logs,
+            error: Some(invalid_output_at(Some(MAX_JSON_DEPTH))),
+        },
+        _ => result,
+    });
     match outcome {
         Err(contract) => Err(ToolError::with_code(
             ErrorCode::CodeRunFailed,
@@ -250,21 +262,6 @@ async fn run(
                 "code run failed ({}): {}",
                 failure.kind.as_str(),
                 failure.message
-            );
-            if !logs.is_empty() {
-                message.push_str("\nCaptured output:\n");
-                message.push_str(&logs.join("\n"));
-            }
-            Err(ToolError::with_code(ErrorCode::CodeRunFailed, message))
-        }
-        Ok(CodeRunResult {
-            value: Some(value),
-            logs,
-            ..
-        }) if value.depth() > MAX_JSON_DEPTH => {
-            let mut message = format!(
-                "code run failed (invalid-output): program result nesting exceeds the depth \
-                 limit of {MAX_JSON_DEPTH}"
             );
             if !logs.is_empty() {
                 message.push_str("\nCaptured output:\n");

@@ -177,7 +177,8 @@ impl fmt::Debug for CodeRunRequest {
 }
 
 /// The `invalid-output` failure of a completion value the boundary refused: a value nested
-/// past the depth limit names the limit and the side ("program result"), anything else has
+/// past the depth limit names the side and the limit (`program result nesting exceeds the
+/// depth limit of N`, the same words in every runtime and in the bridge), anything else has
 /// the plain [`INVALID_OUTPUT_MESSAGE`].
 #[cfg_attr(not(feature = "process"), allow(dead_code))]
 pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
@@ -192,14 +193,15 @@ pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
 }
 
 /// The `invalid-output` failure; `too_deep` is the depth limit a value nested past.
-#[cfg_attr(not(any(feature = "quickjs", feature = "process")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "quickjs", feature = "process", feature = "bridge")),
+    allow(dead_code)
+)]
 pub(crate) fn invalid_output_at(too_deep: Option<usize>) -> CodeRunFailure {
     match too_deep {
         Some(limit) => CodeRunFailure::new(
             FailureKind::InvalidOutput,
-            format!(
-                "{INVALID_OUTPUT_MESSAGE}: program result nesting exceeds the depth limit of {limit}"
-            ),
+            format!("program result nesting exceeds the depth limit of {limit}"),
         ),
         None => CodeRunFailure::new(FailureKind::InvalidOutput, INVALID_OUTPUT_MESSAGE),
     }

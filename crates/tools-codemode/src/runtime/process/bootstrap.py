@@ -395,7 +395,7 @@ async def _main(session, program):
     except _Lossy as problem:
         message = INVALID_OUTPUT
         if problem.args and "depth limit" in problem.args[0]:
-            message += ": program result " + problem.args[0]
+            message = "program result " + problem.args[0]
         _done_error("invalid-output", message)
         return
     if len(encoded.encode("utf-8")) > session.max_value_bytes:
