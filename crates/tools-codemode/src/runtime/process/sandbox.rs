@@ -27,7 +27,7 @@
 //! [`Sandbox::probe`] runs the interpreter once inside the full sandbox when the runtime is
 //! built. When `bwrap` is missing or the kernel refuses a namespace, building the runtime
 //! fails with [`ContractError::Unconfinable`] naming what is missing, unless the host opted
-//! into [`Isolation::UnconfinedProcess`](crate::Isolation::UnconfinedProcess).
+//! into [`Isolation::UnconfinedProcess`].
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use rquickjs::object::Filter;
 use rquickjs::{Object, Type, Value};
 
-use super::convert::Intrinsics;
+use super::intrinsics::Intrinsics;
 
 /// Containers nested deeper than this render as `[Object]` / `[Array]`.
 const MAX_DEPTH: usize = 4;

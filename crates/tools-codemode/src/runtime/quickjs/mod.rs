@@ -5,7 +5,11 @@
 mod convert;
 mod engine;
 mod inspect;
+mod intrinsics;
+mod prelude;
+mod shared;
 mod strip;
+mod thrown;
 
 use std::pin::pin;
 use std::sync::Arc;
@@ -15,7 +19,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 
-use self::engine::{Command, Event, Outcome, Setup, Shared, StopReason};
+use self::shared::{Command, Event, Outcome, Setup, Shared, StopReason};
 use super::lifecycle::{RunGuard, RunRegistry};
 use super::{
     ABORTED_MESSAGE, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError,
