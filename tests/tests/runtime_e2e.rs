@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tools_json::ErrorCode;
 use tools_pipeline::testing::InvariantChecker;
 use tools_pipeline::{
-    Next, PostDecision, PostRequest, PreDecision, PreRequest, ToolContext, from_fn,
+    PostDecision, PostNext, PostRequest, PreDecision, PreNext, PreRequest, ToolContext, from_fn,
 };
 use tools_presentation::ContentBlock;
 use tools_registry::{
@@ -291,61 +291,49 @@ async fn pre_and_post_hooks_and_an_observer_see_every_call_of_a_batch() {
         .keep();
 
     // Pre-execute: refuse a word (the body never runs).
-    let deny = runtime.on_pre_execute(
-        HookOptions::new(),
-        from_fn(
-            |request: PreRequest, next: Next<PreRequest, PreDecision>| async move {
-                if request.execution().arguments().get("text") == Some(&json!("forbidden")) {
-                    return Ok(PreDecision::Deny("policy: forbidden word".into()));
-                }
-                next.run(request).await
-            },
-        ),
-    );
+    let deny = runtime.on_pre_execute(from_fn(|request: PreRequest, next: PreNext| async move {
+        if request.execution().arguments().get("text") == Some(&json!("forbidden")) {
+            return Ok(PreDecision::Deny("policy: forbidden word".into()));
+        }
+        next.run(request).await
+    }));
     // A pre-execute hook scoped to one agent.
     let agent_a = runtime.scope();
     let agent_b = runtime.scope();
     let scoped = Log::default();
     let s = scoped.clone();
     runtime
-        .on_pre_execute(
+        .on_pre_execute_with(
             HookOptions::new().scope(&agent_a),
-            from_fn(
-                move |request: PreRequest, next: Next<PreRequest, PreDecision>| {
-                    s.push(request.execution().call_id());
-                    async move { next.run(request).await }
-                },
-            ),
+            from_fn(move |request: PreRequest, next: PreNext| {
+                s.push(request.execution().call_id());
+                async move { next.run(request).await }
+            }),
         )
         .keep();
     // Post-execute: upper-case successful content and add a context; log every call.
     let posts = Log::default();
     let p = posts.clone();
     runtime
-        .on_post_execute(
-            HookOptions::new(),
-            from_fn(
-                move |request: PostRequest, next: Next<PostRequest, PostDecision>| {
-                    p.push(request.execution().call_id());
-                    async move {
-                        if request.result().is_error() {
-                            return next.run(request).await;
-                        }
-                        let upper = request.result().text().to_uppercase();
-                        Ok(
-                            PostDecision::accept_content(vec![ContentBlock::text(upper)])
-                                .with_contexts(vec![ToolContext::text("checked by post hook")]),
-                        )
-                    }
-                },
-            ),
-        )
+        .on_post_execute(from_fn(move |request: PostRequest, next: PostNext| {
+            p.push(request.execution().call_id());
+            async move {
+                if request.result().is_error() {
+                    return next.run(request).await;
+                }
+                let upper = request.result().text().to_uppercase();
+                Ok(
+                    PostDecision::accept_content(vec![ContentBlock::text(upper)])
+                        .with_contexts(vec![ToolContext::text("checked by post hook")]),
+                )
+            }
+        }))
         .keep();
     // The observer sees the very results the caller gets, in the model's order.
     let observed: Arc<Mutex<Vec<(String, ToolResult)>>> = Arc::default();
     let o = Arc::clone(&observed);
     runtime
-        .on_result(HookOptions::new(), move |exec, result| {
+        .on_result(move |exec, result| {
             o.lock()
                 .unwrap()
                 .push((exec.call_id().to_owned(), result.clone()));
@@ -561,7 +549,7 @@ async fn cancelling_a_batch_drains_started_calls_and_aborts_the_rest() {
     let published = Log::default();
     let p = published.clone();
     runtime
-        .on_result(HookOptions::new(), move |exec, _result| {
+        .on_result(move |exec, _result| {
             p.push(exec.call_id());
         })
         .keep();

@@ -52,8 +52,9 @@ pub(crate) fn error_codes_md() -> String {
     out.push_str(PREAMBLE);
     out.push_str("\n\n# Error codes\n\n");
     out.push_str(
-        "Every failed tool call carries one of these machine codes (or, for a denial or a \
-         tool's own error, no code of ours).\n\
+        "A failed tool call carries one of these machine codes, except a tool's own error (which \
+         keeps the code the tool gave it, if any) and a plain error thrown by a hook or an \
+         observer (no code).\n\
          Callers match on `tools_json::ErrorCode` (re-exported by every crate), never on \
          message text.\n\n",
     );

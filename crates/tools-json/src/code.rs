@@ -41,11 +41,17 @@ pub enum ErrorCode {
     AbortedBeforeDispatch,
     /// The timeout policy's deadline for the tool's budget fired.
     ToolTimeout,
+    /// Policy refused the call: a pre-execute hook denied it or a guard gave a reason. The
+    /// reason is the message.
+    Denied,
+    /// The call needed approval (`ask`) and did not get it: the user refused, the question
+    /// was cancelled, nobody could answer, or the approval service failed.
+    ApprovalDenied,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 8] = [
+    pub const ALL: [ErrorCode; 10] = [
         ErrorCode::UnknownTool,
         ErrorCode::InvalidToolOutput,
         ErrorCode::InvalidArgs,
@@ -54,6 +60,8 @@ impl ErrorCode {
         ErrorCode::Aborted,
         ErrorCode::AbortedBeforeDispatch,
         ErrorCode::ToolTimeout,
+        ErrorCode::Denied,
+        ErrorCode::ApprovalDenied,
     ];
 
     /// The wire spelling of the code, e.g. `"INVALID_ARGS"`.
@@ -67,6 +75,8 @@ impl ErrorCode {
             ErrorCode::Aborted => "ABORTED",
             ErrorCode::AbortedBeforeDispatch => "ABORTED_BEFORE_DISPATCH",
             ErrorCode::ToolTimeout => "TOOL_TIMEOUT",
+            ErrorCode::Denied => "DENIED",
+            ErrorCode::ApprovalDenied => "APPROVAL_DENIED",
         }
     }
 
@@ -95,7 +105,13 @@ impl ErrorCode {
                 "Cancellation was observed before the tool body was invoked, so the body never ran."
             }
             ErrorCode::ToolTimeout => {
-                "The timeout policy's deadline for the tool's budget fired; the body's token was cancelled and the body awaited."
+                "The tool's budget elapsed: the timeout policy's deadline fired, or the body settled after it, or a `tower::timeout` wrapper gave up (the body's token is cancelled)."
+            }
+            ErrorCode::Denied => {
+                "Policy refused the call before its body ran: a pre-execute hook denied it or a guard gave a reason; the reason is the message."
+            }
+            ErrorCode::ApprovalDenied => {
+                "The call needed approval and did not get it: refused, cancelled, unanswerable (no approval service or channel, no agent) or the approval service failed."
             }
         }
     }

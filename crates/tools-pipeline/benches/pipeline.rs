@@ -17,8 +17,8 @@ use std::task::{Context, Poll, Waker};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tools_pipeline::{
-    DispatchRequest, Next, Pipeline, PostDecision, PostRequest, PreDecision, PreRequest, ToolCall,
-    ToolResult, from_fn,
+    DispatchNext, DispatchRequest, Pipeline, PostNext, PostRequest, PreNext, PreRequest, ToolCall,
+    from_fn,
 };
 use tools_registry::{CallInfo, Registry, ToolDefinition, define_tool};
 use tools_schema::Schema;
@@ -123,12 +123,10 @@ fn bench(c: &mut Criterion) {
         AtomicUsize::new(0),
     ]);
     let k = Arc::clone(&counts);
-    b.on_pre_execute(from_fn(
-        move |r: PreRequest, n: Next<PreRequest, PreDecision>| {
-            k[0].fetch_add(1, Ordering::Relaxed);
-            async move { n.run(r).await }
-        },
-    ))
+    b.on_pre_execute(from_fn(move |r: PreRequest, n: PreNext| {
+        k[0].fetch_add(1, Ordering::Relaxed);
+        async move { n.run(r).await }
+    }))
     .keep();
     let k = Arc::clone(&counts);
     b.registry()
@@ -138,20 +136,16 @@ fn bench(c: &mut Criterion) {
         })
         .keep();
     let k = Arc::clone(&counts);
-    b.on_execute(from_fn(
-        move |r: DispatchRequest, n: Next<DispatchRequest, ToolResult>| {
-            k[2].fetch_add(1, Ordering::Relaxed);
-            async move { n.run(r).await }
-        },
-    ))
+    b.on_execute(from_fn(move |r: DispatchRequest, n: DispatchNext| {
+        k[2].fetch_add(1, Ordering::Relaxed);
+        async move { n.run(r).await }
+    }))
     .keep();
     let k = Arc::clone(&counts);
-    b.on_post_execute(from_fn(
-        move |r: PostRequest, n: Next<PostRequest, PostDecision>| {
-            k[3].fetch_add(1, Ordering::Relaxed);
-            async move { n.run(r).await }
-        },
-    ))
+    b.on_post_execute(from_fn(move |r: PostRequest, n: PostNext| {
+        k[3].fetch_add(1, Ordering::Relaxed);
+        async move { n.run(r).await }
+    }))
     .keep();
     assert!(!now(b.execute(call("noop", &args, 0))).is_error());
     for (i, count) in counts.iter().take(4).enumerate() {
@@ -180,10 +174,22 @@ fn bench(c: &mut Criterion) {
     c.bench_function("b", |bench| {
         // b shares its pipeline with b2's observer: run b before the observer exists.
         let only_b = pipeline_with([noop()]);
-        only_b.on_pre_execute(from_fn(|r: PreRequest, n: Next<PreRequest, PreDecision>| async move { n.run(r).await })).keep();
+        only_b
+            .on_pre_execute(from_fn(|r: PreRequest, n: PreNext| async move {
+                n.run(r).await
+            }))
+            .keep();
         only_b.registry().guard(|_: &CallInfo| None).keep();
-        only_b.on_execute(from_fn(|r: DispatchRequest, n: Next<DispatchRequest, ToolResult>| async move { n.run(r).await })).keep();
-        only_b.on_post_execute(from_fn(|r: PostRequest, n: Next<PostRequest, PostDecision>| async move { n.run(r).await })).keep();
+        only_b
+            .on_execute(from_fn(|r: DispatchRequest, n: DispatchNext| async move {
+                n.run(r).await
+            }))
+            .keep();
+        only_b
+            .on_post_execute(from_fn(|r: PostRequest, n: PostNext| async move {
+                n.run(r).await
+            }))
+            .keep();
         bench.iter(|| now(only_b.execute(call("noop", black_box(&args), next_id()))))
     });
     c.bench_function("b2", |bench| {

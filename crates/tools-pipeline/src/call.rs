@@ -60,7 +60,7 @@ pub struct ToolCall {
     pub(crate) arguments: Arguments,
     pub(crate) agent: Option<AgentScope>,
     pub(crate) parent: Option<ExecutionToken>,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: Option<CancellationToken>,
 }
 
 impl ToolCall {
@@ -82,7 +82,7 @@ impl ToolCall {
             arguments: Arguments::Wire(arguments),
             agent: None,
             parent: None,
-            cancel: CancellationToken::new(),
+            cancel: None,
         })
     }
 
@@ -109,10 +109,12 @@ impl ToolCall {
         self
     }
 
-    /// The caller's cancellation token: cancelling it cancels the call.
+    /// The caller's cancellation token: cancelling it cancels the call. A scheduler that
+    /// runs the call under its own token (a batch, a Code Mode run, an MCP request) fuses
+    /// the two and never replaces this one (DECISIONS 22).
     #[must_use]
     pub fn with_cancellation(mut self, cancel: CancellationToken) -> ToolCall {
-        self.cancel = cancel;
+        self.cancel = Some(cancel);
         self
     }
 
@@ -168,9 +170,15 @@ impl ToolCall {
         self.parent
     }
 
-    /// The caller's cancellation token.
-    pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+    /// The caller's cancellation token, if the call was given one.
+    pub fn cancellation(&self) -> Option<&CancellationToken> {
+        self.cancel.as_ref()
+    }
+
+    /// Takes the call's token out (a scheduler fusing it with its own; see
+    /// [`ToolCall::with_cancellation`]).
+    pub fn take_cancellation(&mut self) -> Option<CancellationToken> {
+        self.cancel.take()
     }
 }
 
@@ -260,6 +268,14 @@ impl Execution {
     /// The immutable argument snapshot.
     pub fn arguments(&self) -> &JsonValue {
         &self.info.arguments
+    }
+
+    /// The definition the call resolved to when it was created (`None` for a tool the
+    /// caller cannot see, or a direct call collapsed under Code Mode). The body runs the
+    /// definition that resolves at dispatch, which differs only if the tool was replaced
+    /// in between.
+    pub fn definition(&self) -> Option<&ToolDefinition> {
+        self.state.finalizer.as_ref()
     }
 
     /// Whether the arguments crossed the lossless boundary.

@@ -5,9 +5,12 @@ mod approval;
 mod call;
 mod catch;
 mod error;
-mod hooks;
+mod hook;
+mod outcome;
 mod pipeline;
 mod result;
+mod shared;
+mod stage;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
@@ -15,15 +18,19 @@ pub mod testing;
 pub use approval::{Approval, ApprovalOutcome, ApprovalRequest};
 pub use call::{Execution, ToolCall};
 pub use error::Error;
-pub use hooks::{
-    DispatchRequest, DispatchService, FnLayer, FnService, HasExecution, Next, PostRequest,
-    PostService, PreRequest, PreService, from_fn,
+pub use hook::chain::{Hook, HookFuture, Next, NextFuture, Request};
+pub use hook::from_fn::{FromFn, FromFnWithState, from_fn, from_fn_with_state};
+pub use hook::layer::{Continue, ContinueFuture, LayerHook, layer};
+pub use hook::options::{Condition, HookOptions};
+pub use hook::request::{
+    DispatchNext, DispatchRequest, PostNext, PostRequest, PreNext, PreRequest,
 };
-pub use pipeline::{
-    Condition, Decided, HookOptions, Hooked, Observer, Pending, Pipeline, Prepared, Ready,
-    WeakPipeline,
-};
+pub use hook::set::{Hooked, Observer};
+pub use pipeline::{Pipeline, WeakPipeline};
 pub use result::{Outcome, PostDecision, PreDecision, Replacement, ToolResult};
+pub use stage::body::BodyFuture;
+pub use stage::complete::Pending;
+pub use stage::prepare::{Decided, Prepared, Ready};
 
 pub use tools_json::ErrorCode;
 pub use tools_registry::{Code, ToolContext, ToolError};

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tools_registry::ExecutionToken;
 
 use crate::Pipeline;
-use crate::pipeline::Probe;
+use crate::shared::Probe;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {

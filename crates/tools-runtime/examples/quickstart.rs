@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use tools_pipeline::{Next, PreDecision, PreRequest, from_fn};
+use tools_pipeline::{PreDecision, PreNext, PreRequest, from_fn};
 use tools_presentation::{
     ContentBlock, FileLocation, GenericCallView, RawResult, ResultOrigin, SearchResultView,
     SessionPresenter, ToolCallKind, ToolCallView, ToolResultView, TypedPresenter, lang_for_path,
@@ -45,8 +45,7 @@ use tools_presentation::{
 };
 use tools_registry::{CallInfo, RunContext, ToolDefinition, ToolError, define_tool};
 use tools_runtime::{
-    ApprovalOutcome, ApprovalRequest, BatchEvent, ExecutionMode, HookOptions, ToolCall, ToolResult,
-    ToolRuntime,
+    ApprovalOutcome, ApprovalRequest, BatchEvent, ExecutionMode, ToolCall, ToolResult, ToolRuntime,
 };
 use tools_schema::{Schema, params};
 
@@ -907,19 +906,14 @@ async fn run() -> Result<(), Box<dyn Error>> {
 
     // 4. A pre-execute hook: `write_note` needs the user's approval.
     runtime
-        .on_pre_execute(
-            HookOptions::new(),
-            from_fn(
-                |request: PreRequest, next: Next<PreRequest, PreDecision>| async move {
-                    if request.execution().name().as_str() == "write_note" {
-                        return Ok(PreDecision::Ask(Some(
-                            "write_note changes the session's notes".to_owned(),
-                        )));
-                    }
-                    next.run(request).await
-                },
-            ),
-        )
+        .on_pre_execute(from_fn(|request: PreRequest, next: PreNext| async move {
+            if request.execution().name().as_str() == "write_note" {
+                return Ok(PreDecision::Ask(Some(
+                    "write_note changes the session's notes".to_owned(),
+                )));
+            }
+            next.run(request).await
+        }))
         .keep();
 
     // What the model is shown: name, description and parameters of each tool.

@@ -12,7 +12,7 @@
 //!   result into `TOOL_TIMEOUT`. A cooperative body stops at once; a body that ignores its
 //!   token still gets `TOOL_TIMEOUT`, but only once it returns;
 //! - a **`tower::retry` policy** in the execute waterfall
-//!   (`runtime.on_execute(HookOptions::new(), RetryLayer::new(policy))`) that re-runs a
+//!   (`runtime.on_execute(layer(RetryLayer::new(policy)))`) that re-runs a
 //!   flaky tool's body while it fails with a retryable code, with a short backoff, and gives
 //!   up after three retries;
 //! - the **`Metrics` layer** (installed outermost with `HookOptions::prepend`, so it sees
@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tools_pipeline::{BoxError, DispatchRequest};
+use tools_pipeline::{DispatchRequest, layer};
 use tools_registry::{OutputDecl, ToolDefinition, ToolError};
 use tools_runtime::{HookOptions, LATENCY_BUCKETS, Metrics, ToolCall, ToolResult, ToolRuntime};
 
@@ -44,13 +44,13 @@ struct RetryUnavailable {
     backoff: Duration,
 }
 
-impl tower::retry::Policy<DispatchRequest, ToolResult, BoxError> for RetryUnavailable {
+impl tower::retry::Policy<DispatchRequest, ToolResult, ToolError> for RetryUnavailable {
     type Future = tokio::time::Sleep;
 
     fn retry(
         &mut self,
         request: &mut DispatchRequest,
-        result: &mut Result<ToolResult, BoxError>,
+        result: &mut Result<ToolResult, ToolError>,
     ) -> Option<Self::Future> {
         let Ok(result) = result else {
             return None; // a wrapper's own failure: not the tool's to retry
@@ -199,7 +199,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // Metrics, outermost: one record per call, with the outcome the caller gets.
     let metrics = Metrics::new();
     runtime
-        .on_execute(HookOptions::new().prepend(), metrics.layer())
+        .on_execute_with(HookOptions::new().prepend(), metrics.clone())
         .keep();
     // The retry layer, appended: it sits inside the timeout policy (registered first), so
     // a tool's budget bounds all of its attempts together.
@@ -208,7 +208,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         backoff: Duration::from_millis(5),
     };
     runtime
-        .on_execute(HookOptions::new(), tower::retry::RetryLayer::new(policy))
+        .on_execute(layer(tower::retry::RetryLayer::new(policy)))
         .keep();
 
     println!("1. Timeouts (the default policy)\n");

@@ -10,6 +10,11 @@
 //! Cancelling the batch's token cancels the calls in flight (their tokens are children of
 //! it); they are drained and committed, and every call not yet started gets an
 //! `ABORTED_BEFORE_DISPATCH` result without entering the pipeline.
+//!
+//! A call's own token (`ToolCall::with_cancellation`) is fused with the batch's, never
+//! replaced (DECISIONS 22): the call runs under a child of the batch token, and one watcher
+//! task per batch (only when some call brought its own token) cancels that child when the
+//! call's own token is cancelled. The watcher ends with the batch.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -19,7 +24,7 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tools_pipeline::{
     ApprovalOutcome, ApprovalRequest, Decided, Pending, Prepared, ToolCall, ToolError, ToolResult,
 };
@@ -103,7 +108,7 @@ impl fmt::Debug for Batch {
 
 impl ToolRuntime {
     /// Runs one turn's sibling calls and returns one result per call, in the calls' order.
-    /// The calls' own cancellation tokens are replaced by children of `cancel`.
+    /// Each call is cancelled by `cancel` and by its own token, if it has one.
     ///
     /// Call this on a tokio runtime: parallel dispatches are spawned as tasks so that they
     /// use every worker thread.
@@ -151,10 +156,22 @@ async fn drive(
         }
     };
     let n = calls.len();
+    let mut own_tokens: Vec<(CancellationToken, CancellationToken)> = Vec::new();
     let mut slots: Vec<Slot> = calls
         .into_iter()
+        .map(|mut call| {
+            let fused = cancel.child_token();
+            if let Some(own) = call.take_cancellation() {
+                if own.is_cancelled() {
+                    fused.cancel();
+                } else {
+                    own_tokens.push((own, fused.clone()));
+                }
+            }
+            call.with_cancellation(fused)
+        })
         .map(|call| Slot {
-            call: Some(call.with_cancellation(cancel.child_token())),
+            call: Some(call),
             decided: None,
             answer: None,
             span: None,
@@ -162,6 +179,8 @@ async fn drive(
             exclusive: false,
         })
         .collect();
+
+    let _watcher = (!own_tokens.is_empty()).then(|| watch_own_tokens(own_tokens));
 
     if let Some(batch_approval) = runtime.inner.config.batch_approval.clone() {
         ask_once(&pipeline, &mut slots, batch_approval.as_ref()).await;
@@ -301,6 +320,40 @@ async fn drive(
             })
         })
         .collect()
+}
+
+/// Aborts the watcher task when the batch ends (or its future is dropped).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Cancels each call's fused token when the call's own token is cancelled.
+fn watch_own_tokens(pairs: Vec<(CancellationToken, CancellationToken)>) -> AbortOnDrop {
+    let mut waiting: Vec<(Pin<Box<WaitForCancellationFutureOwned>>, CancellationToken)> = pairs
+        .into_iter()
+        .map(|(own, fused)| (Box::pin(own.cancelled_owned()), fused))
+        .collect();
+    AbortOnDrop(tokio::spawn(std::future::poll_fn(move |cx| {
+        waiting.retain_mut(|(own, fused)| {
+            if fused.is_cancelled() {
+                return false;
+            }
+            if own.as_mut().poll(cx).is_ready() {
+                fused.cancel();
+                return false;
+            }
+            true
+        });
+        if waiting.is_empty() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })))
 }
 
 /// Decides every call (creation and pre-execute, in order), asks one question for those that

@@ -9,9 +9,9 @@ mod timeout;
 
 pub use batch::{Batch, BatchApproval, BatchEvent};
 pub use error::Error;
-pub use metrics::{LATENCY_BUCKETS, Metrics, MetricsLayer, MetricsService, ToolStats};
+pub use metrics::{LATENCY_BUCKETS, Metrics, ToolStats};
 pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};
-pub use timeout::{TimeoutPolicy, TimeoutPolicyLayer};
+pub use timeout::TimeoutPolicy;
 
 pub use tools_pipeline::{
     Approval, ApprovalOutcome, ApprovalRequest, HookOptions, Hooked, ToolCall, ToolResult,

@@ -2,14 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use tools_pipeline::{BoxError, DispatchRequest, ToolResult};
-use tower::{Layer, Service};
+use tools_pipeline::{DispatchNext, DispatchRequest, Hook, HookFuture, ToolResult};
 
 /// Upper bounds of the latency buckets (the last bucket is everything above).
 pub const LATENCY_BUCKETS: [Duration; 8] = [
@@ -55,13 +51,6 @@ impl Metrics {
             .clone()
     }
 
-    /// The layer that records into these metrics (install it in the execute waterfall).
-    pub fn layer(&self) -> MetricsLayer {
-        MetricsLayer {
-            metrics: self.clone(),
-        }
-    }
-
     fn record(&self, tool: &str, code: Option<&str>, elapsed: Duration) {
         let bucket = LATENCY_BUCKETS
             .iter()
@@ -87,67 +76,30 @@ impl fmt::Debug for Metrics {
     }
 }
 
-/// Records every dispatch into [`Metrics`] and emits one `tracing` event (target
-/// `tools_runtime::metrics`, fields `tool`, `outcome`, `latency_us`).
-#[derive(Clone, Debug)]
-pub struct MetricsLayer {
-    metrics: Metrics,
-}
-
-impl<S> Layer<S> for MetricsLayer {
-    type Service = MetricsService<S>;
-
-    fn layer(&self, inner: S) -> MetricsService<S> {
-        MetricsService {
-            inner,
-            metrics: self.metrics.clone(),
-        }
-    }
-}
-
-/// The service of [`MetricsLayer`].
-#[derive(Clone, Debug)]
-pub struct MetricsService<S> {
-    inner: S,
-    metrics: Metrics,
-}
-
-impl<S> Service<DispatchRequest> for MetricsService<S>
-where
-    S: Service<DispatchRequest, Response = ToolResult, Error = BoxError> + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ToolResult;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<ToolResult, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: DispatchRequest) -> Self::Future {
-        let tool = request.execution().name().to_string();
-        let metrics = self.metrics.clone();
-        let started = Instant::now();
-        let call = self.inner.call(request);
+/// Records every dispatch into these metrics and emits one `tracing` event (target
+/// `tools_runtime::metrics`, fields `tool`, `outcome`, `latency_us`). Register a clone in
+/// the execute waterfall: `runtime.on_execute(metrics.clone())`.
+impl Hook<DispatchRequest> for Metrics {
+    fn call(&self, request: DispatchRequest, next: DispatchNext) -> HookFuture<ToolResult> {
+        let metrics = self.clone();
         Box::pin(async move {
-            let outcome = call.await;
+            let exec = Arc::clone(request.execution());
+            let started = Instant::now();
+            let outcome = next.run(request).await;
             let elapsed = started.elapsed();
             let code = match &outcome {
-                Ok(result) if result.is_error() => Some(
-                    result
-                        .code()
-                        .map_or("NONE", tools_registry::Code::as_str)
-                        .to_owned(),
-                ),
+                Ok(result) if result.is_error() => {
+                    Some(result.code().map_or("NONE", tools_registry::Code::as_str))
+                }
                 Ok(_) => None,
-                Err(_) => Some("WRAPPER_ERROR".to_owned()),
+                Err(error) => Some(error.code().map_or("NONE", tools_registry::Code::as_str)),
             };
-            metrics.record(&tool, code.as_deref(), elapsed);
+            let tool = exec.name().as_str();
+            metrics.record(tool, code, elapsed);
             tracing::info!(
                 target: "tools_runtime::metrics",
                 tool = %tool,
-                outcome = code.as_deref().unwrap_or("OK"),
+                outcome = code.unwrap_or("OK"),
                 latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
                 "tool dispatch"
             );

@@ -6,20 +6,19 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tools_pipeline::{
-    Approval, DispatchService, HookOptions, Hooked, Pipeline, PostService, PreService, ToolCall,
-    ToolResult,
+    Approval, DispatchRequest, Hook, HookOptions, Hooked, Pipeline, PostRequest, PreRequest,
+    ToolCall, ToolResult,
 };
 use tools_registry::{
     AgentScope, ExecutionMode, Guard, PresentationMode, Registration, Registry, ToolDefinition,
     ToolFilter, ToolSchema,
 };
-use tower::{BoxError, Layer, Service};
 use tracing::Instrument;
 
 use tools_codemode::{CodeModeConfig, CodeRuntime, DispatchSink};
 
 use crate::batch::BatchApproval;
-use crate::{Error, TimeoutPolicyLayer};
+use crate::{Error, TimeoutPolicy};
 
 /// How a [`ToolRuntime`] is set up.
 #[derive(Clone)]
@@ -274,7 +273,7 @@ impl ToolRuntime {
             let budgets = registry.clone();
             pipeline.on_execute_with(
                 HookOptions::new().active_when(move || budgets.has_timeouts()),
-                TimeoutPolicyLayer::new(registry.clone()),
+                TimeoutPolicy::new(),
             )
         });
         ToolRuntime {
@@ -378,54 +377,55 @@ impl ToolRuntime {
         self.inner.registry.guard(guard)
     }
 
-    /// Adds a pre-execute layer; see [`Pipeline::on_pre_execute_with`].
-    pub fn on_pre_execute<L>(&self, options: HookOptions, layer: L) -> Hooked
-    where
-        L: Layer<PreService> + Send + Sync + 'static,
-        L::Service: Service<tools_pipeline::PreRequest, Response = tools_pipeline::PreDecision>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        <L::Service as Service<tools_pipeline::PreRequest>>::Error: Into<BoxError>,
-        <L::Service as Service<tools_pipeline::PreRequest>>::Future: Send + 'static,
-    {
-        self.inner.pipeline.on_pre_execute_with(options, layer)
+    /// Adds a pre-execute hook; see [`Pipeline::on_pre_execute`].
+    pub fn on_pre_execute(&self, hook: impl Hook<PreRequest>) -> Hooked {
+        self.inner.pipeline.on_pre_execute(hook)
     }
 
-    /// Adds an around-dispatch layer (any tower middleware); see
-    /// [`Pipeline::on_execute_with`].
-    pub fn on_execute<L>(&self, options: HookOptions, layer: L) -> Hooked
-    where
-        L: Layer<DispatchService> + Send + Sync + 'static,
-        L::Service: Service<tools_pipeline::DispatchRequest, Response = ToolResult>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        <L::Service as Service<tools_pipeline::DispatchRequest>>::Error: Into<BoxError>,
-        <L::Service as Service<tools_pipeline::DispatchRequest>>::Future: Send + 'static,
-    {
-        self.inner.pipeline.on_execute_with(options, layer)
+    /// Adds a pre-execute hook with options; see [`Pipeline::on_pre_execute_with`].
+    pub fn on_pre_execute_with(&self, options: HookOptions, hook: impl Hook<PreRequest>) -> Hooked {
+        self.inner.pipeline.on_pre_execute_with(options, hook)
     }
 
-    /// Adds a post-execute layer; see [`Pipeline::on_post_execute_with`].
-    pub fn on_post_execute<L>(&self, options: HookOptions, layer: L) -> Hooked
-    where
-        L: Layer<PostService> + Send + Sync + 'static,
-        L::Service: Service<tools_pipeline::PostRequest, Response = tools_pipeline::PostDecision>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        <L::Service as Service<tools_pipeline::PostRequest>>::Error: Into<BoxError>,
-        <L::Service as Service<tools_pipeline::PostRequest>>::Future: Send + 'static,
-    {
-        self.inner.pipeline.on_post_execute_with(options, layer)
+    /// Adds an around-dispatch hook (a `from_fn` wrapper, or any tower middleware through
+    /// `layer`); see [`Pipeline::on_execute`].
+    pub fn on_execute(&self, hook: impl Hook<DispatchRequest>) -> Hooked {
+        self.inner.pipeline.on_execute(hook)
     }
 
-    /// Adds a result observer; see [`Pipeline::on_result_with`].
+    /// Adds an around-dispatch hook with options; see [`Pipeline::on_execute_with`].
+    pub fn on_execute_with(
+        &self,
+        options: HookOptions,
+        hook: impl Hook<DispatchRequest>,
+    ) -> Hooked {
+        self.inner.pipeline.on_execute_with(options, hook)
+    }
+
+    /// Adds a post-execute hook; see [`Pipeline::on_post_execute`].
+    pub fn on_post_execute(&self, hook: impl Hook<PostRequest>) -> Hooked {
+        self.inner.pipeline.on_post_execute(hook)
+    }
+
+    /// Adds a post-execute hook with options; see [`Pipeline::on_post_execute_with`].
+    pub fn on_post_execute_with(
+        &self,
+        options: HookOptions,
+        hook: impl Hook<PostRequest>,
+    ) -> Hooked {
+        self.inner.pipeline.on_post_execute_with(options, hook)
+    }
+
+    /// Adds a result observer; see [`Pipeline::on_result`].
     pub fn on_result(
+        &self,
+        observer: impl Fn(&tools_pipeline::Execution, &ToolResult) + Send + Sync + 'static,
+    ) -> Hooked {
+        self.inner.pipeline.on_result(observer)
+    }
+
+    /// Adds a result observer with options; see [`Pipeline::on_result_with`].
+    pub fn on_result_with(
         &self,
         options: HookOptions,
         observer: impl Fn(&tools_pipeline::Execution, &ToolResult) + Send + Sync + 'static,

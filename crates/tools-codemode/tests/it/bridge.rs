@@ -24,7 +24,7 @@ use tools_codemode::{
 };
 use tools_json::JsonValue;
 use tools_pipeline::{
-    BoxError, ErrorCode, Next, Pipeline, PostDecision, PostRequest, PreDecision, PreRequest,
+    ErrorCode, Pipeline, PostDecision, PostNext, PostRequest, PreDecision, PreNext, PreRequest,
     ToolCall, ToolContext, ToolError, ToolResult, from_fn,
 };
 use tools_presentation::ContentBlock;
@@ -436,23 +436,21 @@ fn sub_number(call_id: &str) -> Option<&str> {
 fn on_sub_pre<F, Fut>(pipeline: &Pipeline, hook: F)
 where
     F: Fn(PreRequest) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Option<Result<PreDecision, BoxError>>> + Send + 'static,
+    Fut: Future<Output = Option<Result<PreDecision, ToolError>>> + Send + 'static,
 {
     pipeline
-        .on_pre_execute(from_fn(
-            move |request: PreRequest, next: Next<PreRequest, PreDecision>| {
-                let hook = hook.clone();
-                async move {
-                    if request.execution().parent().is_none() {
-                        return next.run(request).await;
-                    }
-                    match hook(request.clone()).await {
-                        Some(decision) => decision,
-                        None => next.run(request).await,
-                    }
+        .on_pre_execute(from_fn(move |request: PreRequest, next: PreNext| {
+            let hook = hook.clone();
+            async move {
+                if request.execution().parent().is_none() {
+                    return next.run(request).await;
                 }
-            },
-        ))
+                match hook(request.clone()).await {
+                    Some(decision) => decision,
+                    None => next.run(request).await,
+                }
+            }
+        }))
         .keep();
 }
 
@@ -460,20 +458,18 @@ where
 fn on_sub_post<F, Fut>(pipeline: &Pipeline, hook: F)
 where
     F: Fn(PostRequest) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Result<PostDecision, BoxError>> + Send + 'static,
+    Fut: Future<Output = Result<PostDecision, ToolError>> + Send + 'static,
 {
     pipeline
-        .on_post_execute(from_fn(
-            move |request: PostRequest, next: Next<PostRequest, PostDecision>| {
-                let hook = hook.clone();
-                async move {
-                    if request.execution().parent().is_none() {
-                        return next.run(request).await;
-                    }
-                    hook(request).await
+        .on_post_execute(from_fn(move |request: PostRequest, next: PostNext| {
+            let hook = hook.clone();
+            async move {
+                if request.execution().parent().is_none() {
+                    return next.run(request).await;
                 }
-            },
-        ))
+                hook(request).await
+            }
+        }))
         .keep();
 }
 
@@ -1272,7 +1268,7 @@ async fn b32_a_failing_pre_execute_listener() {
     });
     let h = harness(runtime, vec![gated]);
     on_sub_pre(&h.pipeline, |_request: PreRequest| async {
-        Some(Err::<PreDecision, BoxError>("gate exploded".into()))
+        Some(Err::<PreDecision, ToolError>("gate exploded".into()))
     });
     let posts = Arc::new(AtomicUsize::new(0));
     let p = Arc::clone(&posts);
@@ -2025,16 +2021,14 @@ async fn b44_post_execute_replaces_the_outer_content() {
         vec![],
     );
     h.pipeline
-        .on_post_execute(from_fn(
-            |request: PostRequest, next: Next<PostRequest, PostDecision>| async move {
-                if request.execution().name().as_str() == RUN_CODE {
-                    return Ok(PostDecision::accept_content(vec![ContentBlock::text(
-                        "[output spilled: preview]",
-                    )]));
-                }
-                next.run(request).await
-            },
-        ))
+        .on_post_execute(from_fn(|request: PostRequest, next: PostNext| async move {
+            if request.execution().name().as_str() == RUN_CODE {
+                return Ok(PostDecision::accept_content(vec![ContentBlock::text(
+                    "[output spilled: preview]",
+                )]));
+            }
+            next.run(request).await
+        }))
         .keep();
     let result = h.run().await;
     assert_eq!(result.text(), "[output spilled: preview]");

@@ -7,8 +7,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tools_json::JsonValue;
 use tools_pipeline::{
-    DispatchRequest, ErrorCode, Next, PostDecision, PostRequest, PreDecision, PreRequest,
-    ToolContext, ToolResult, from_fn,
+    DispatchNext, DispatchRequest, ErrorCode, PostDecision, PostNext, PostRequest, PreDecision,
+    PreNext, PreRequest, ToolContext, ToolResult, from_fn,
 };
 use tools_registry::ToolError;
 
@@ -63,7 +63,7 @@ async fn j01_j02_j03_cancelled_while_pre_execute_waits() {
         ),
         (
             "deny",
-            json!({"isError": true, "content": [{"type": "text", "text": "Error: policy denied the call"}], "error": {"message": "policy denied the call"}}),
+            json!({"isError": true, "content": [{"type": "text", "text": "Error: policy denied the call"}], "error": {"message": "policy denied the call", "info": {"code": "DENIED"}}}),
         ),
         (
             "throw",
@@ -75,19 +75,17 @@ async fn j01_j02_j03_cancelled_while_pre_execute_waits() {
         counting_tool(&registry, &body);
         let (g, entered, release) = gate();
         pipeline
-            .on_pre_execute(from_fn(
-                move |r: PreRequest, next: Next<PreRequest, PreDecision>| {
-                    let g = g.clone();
-                    async move {
-                        g.wait().await;
-                        match ending {
-                            "next" => next.run(r).await,
-                            "deny" => Ok(PreDecision::Deny("policy denied the call".into())),
-                            _ => Err("gate interrupted".into()),
-                        }
+            .on_pre_execute(from_fn(move |r: PreRequest, next: PreNext| {
+                let g = g.clone();
+                async move {
+                    g.wait().await;
+                    match ending {
+                        "next" => next.run(r).await,
+                        "deny" => Ok(PreDecision::Deny("policy denied the call".into())),
+                        _ => Err("gate interrupted".into()),
                     }
-                },
-            ))
+                }
+            }))
             .keep();
         let caller = CancellationToken::new();
         let task = tokio::spawn({
@@ -114,7 +112,7 @@ async fn j04_j05_a_cancelled_or_precancelled_token_skips_the_body() {
     let body = Log::default();
     counting_tool(&registry, &body);
     let hook = pipeline.on_execute(from_fn(
-        |req: DispatchRequest, next: Next<DispatchRequest, ToolResult>| async move {
+        |req: DispatchRequest, next: DispatchNext| async move {
             let aborted = CancellationToken::new();
             aborted.cancel();
             next.run(req.with_cancellation(aborted)).await
@@ -126,16 +124,14 @@ async fn j04_j05_a_cancelled_or_precancelled_token_skips_the_body() {
     assert_eq!(result.error_code(), Some(ErrorCode::AbortedBeforeDispatch));
     drop(hook);
     let (g, entered, release) = gate();
-    let _hook = pipeline.on_execute(from_fn(
-        move |req: DispatchRequest, next: Next<DispatchRequest, ToolResult>| {
-            let g = g.clone();
-            async move {
-                let replacement = CancellationToken::new();
-                g.wait().await;
-                next.run(req.with_cancellation(replacement)).await
-            }
-        },
-    ));
+    let _hook = pipeline.on_execute(from_fn(move |req: DispatchRequest, next: DispatchNext| {
+        let g = g.clone();
+        async move {
+            let replacement = CancellationToken::new();
+            g.wait().await;
+            next.run(req.with_cancellation(replacement)).await
+        }
+    }));
     let caller = CancellationToken::new();
     let task = tokio::spawn({
         let (pipeline, caller) = (pipeline.clone(), caller.clone());
@@ -163,7 +159,7 @@ async fn j06_an_authored_success_overtaken_by_cancellation_keeps_its_contexts() 
     let (g, entered, release) = gate();
     pipeline
         .on_execute(from_fn(
-            move |_req: DispatchRequest, _next: Next<DispatchRequest, ToolResult>| {
+            move |_req: DispatchRequest, _next: DispatchNext| {
                 let g = g.clone();
                 async move {
                     g.wait().await;
@@ -205,16 +201,14 @@ async fn j07_j08_cancellation_after_the_body_is_aborted_with_contexts() {
         .keep();
     let (g, entered, release) = gate();
     pipeline
-        .on_post_execute(from_fn(
-            move |r: PostRequest, next: Next<PostRequest, PostDecision>| {
-                let g = g.clone();
-                async move {
-                    let decision = next.run(r).await?;
-                    g.wait().await;
-                    Ok(decision.with_contexts(vec![ToolContext::text("post")]))
-                }
-            },
-        ))
+        .on_post_execute(from_fn(move |r: PostRequest, next: PostNext| {
+            let g = g.clone();
+            async move {
+                let decision = next.run(r).await?;
+                g.wait().await;
+                Ok(decision.with_contexts(vec![ToolContext::text("post")]))
+            }
+        }))
         .keep();
     let caller = CancellationToken::new();
     let task = tokio::spawn({
@@ -290,12 +284,10 @@ async fn j12_j13_a_started_body_is_awaited_and_the_wrapper_token_is_not_cancelle
     let replacement = CancellationToken::new();
     let r = replacement.clone();
     pipeline
-        .on_execute(from_fn(
-            move |req: DispatchRequest, next: Next<DispatchRequest, ToolResult>| {
-                let r = r.clone();
-                async move { next.run(req.with_cancellation(r)).await }
-            },
-        ))
+        .on_execute(from_fn(move |req: DispatchRequest, next: DispatchNext| {
+            let r = r.clone();
+            async move { next.run(req.with_cancellation(r)).await }
+        }))
         .keep();
     let caller = CancellationToken::new();
     let mut task = tokio::spawn({
@@ -350,12 +342,10 @@ async fn j14_a_precancelled_call_runs_no_hook_and_publishes_once() {
         }))
         .keep();
     pipeline
-        .on_execute(from_fn(
-            move |r: DispatchRequest, n: Next<DispatchRequest, ToolResult>| {
-                p2.push("around");
-                async move { n.run(r).await }
-            },
-        ))
+        .on_execute(from_fn(move |r: DispatchRequest, n: DispatchNext| {
+            p2.push("around");
+            async move { n.run(r).await }
+        }))
         .keep();
     pipeline
         .on_post_execute(crate::support::post_hook(move |_| {
@@ -438,7 +428,7 @@ async fn j16_the_callers_cancellation_reaches_the_body_token_at_once() {
         if with_wrapper {
             pipeline
                 .on_execute(from_fn(
-                    |req: DispatchRequest, next: Next<DispatchRequest, ToolResult>| async move {
+                    |req: DispatchRequest, next: DispatchNext| async move {
                         let child = req.cancellation().child_token();
                         next.run(req.with_cancellation(child)).await
                     },

@@ -3,7 +3,8 @@
 use serde_json::json;
 use tools_json::JsonValue;
 use tools_pipeline::{
-    DispatchRequest, Next, PostDecision, PostRequest, ToolContext, ToolResult, from_fn,
+    DispatchNext, DispatchRequest, PostDecision, PostNext, PostRequest, ToolContext, ToolResult,
+    from_fn,
 };
 use tools_registry::ToolError;
 
@@ -21,23 +22,19 @@ async fn l01_deferred_then_wrapper_then_post_contexts() {
         .unwrap()
         .keep();
     pipeline
-        .on_execute(from_fn(
-            |r: DispatchRequest, n: Next<DispatchRequest, ToolResult>| async move {
-                let out = n.run(r).await?;
-                let mut contexts = out.contexts().to_vec();
-                contexts.push(ToolContext::text("wrapper"));
-                Ok(out.with_contexts(contexts))
-            },
-        ))
+        .on_execute(from_fn(|r: DispatchRequest, n: DispatchNext| async move {
+            let out = n.run(r).await?;
+            let mut contexts = out.contexts().to_vec();
+            contexts.push(ToolContext::text("wrapper"));
+            Ok(out.with_contexts(contexts))
+        }))
         .keep();
     pipeline
-        .on_post_execute(from_fn(
-            |r: PostRequest, n: Next<PostRequest, PostDecision>| async move {
-                Ok(n.run(r)
-                    .await?
-                    .with_contexts(vec![ToolContext::text("post")]))
-            },
-        ))
+        .on_post_execute(from_fn(|r: PostRequest, n: PostNext| async move {
+            Ok(n.run(r)
+                .await?
+                .with_contexts(vec![ToolContext::text("post")]))
+        }))
         .keep();
     let result = pipeline.execute(call("composite", json!({}))).await;
     let texts: Vec<String> = result

@@ -46,10 +46,10 @@ async fn m01_the_finalizer_captured_at_creation_runs_even_after_disposal() {
     pipeline
         .on_pre_execute(pre_hook(move |_| {
             drop(r.lock().unwrap().take());
-            Some(Err(Box::new(tools_registry::ToolError::custom(
+            Some(Err(tools_registry::ToolError::custom(
                 "POLICY_FAILED",
                 "policy failed",
-            )) as tools_pipeline::BoxError))
+            )))
         }))
         .keep();
     let result = pipeline.execute(call("bounded", json!({}))).await;

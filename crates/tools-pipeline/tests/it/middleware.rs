@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::json;
-use tools_pipeline::{BoxError, DispatchRequest, ErrorCode, Pipeline, ToolResult};
+use tools_pipeline::{DispatchRequest, ErrorCode, Pipeline, ToolResult, layer};
 use tools_registry::ToolError;
 use tower::{Layer, Service};
 
@@ -26,7 +26,9 @@ async fn tower_timeout_yields_tool_timeout() {
         .unwrap()
         .keep();
     pipeline
-        .on_execute(tower::timeout::TimeoutLayer::new(Duration::from_secs(1)))
+        .on_execute(layer(tower::timeout::TimeoutLayer::new(
+            Duration::from_secs(1),
+        )))
         .keep();
     let result = pipeline.execute(call("sleepy", json!({}))).await;
     assert_eq!(result.error_code(), Some(ErrorCode::ToolTimeout));
@@ -46,13 +48,13 @@ struct RetryFailures {
     left: usize,
 }
 
-impl tower::retry::Policy<DispatchRequest, ToolResult, BoxError> for RetryFailures {
+impl tower::retry::Policy<DispatchRequest, ToolResult, ToolError> for RetryFailures {
     type Future = std::future::Ready<()>;
 
     fn retry(
         &mut self,
         _req: &mut DispatchRequest,
-        result: &mut Result<ToolResult, BoxError>,
+        result: &mut Result<ToolResult, ToolError>,
     ) -> Option<Self::Future> {
         let failed = matches!(result, Ok(r) if r.is_error());
         if failed && self.left > 0 {
@@ -91,7 +93,9 @@ async fn tower_retry_reruns_the_body() {
         .unwrap()
         .keep();
     pipeline
-        .on_execute(tower::retry::RetryLayer::new(RetryFailures { left: 5 }))
+        .on_execute(layer(tower::retry::RetryLayer::new(RetryFailures {
+            left: 5,
+        })))
         .keep();
     let result = pipeline.execute(call("flaky", json!({}))).await;
     assert_eq!(result.text(), "succeeded on attempt 3");
@@ -126,7 +130,7 @@ async fn tower_concurrency_limit_serializes_bodies() {
         .unwrap()
         .keep();
     pipeline
-        .on_execute(tower::limit::ConcurrencyLimitLayer::new(1))
+        .on_execute(layer(tower::limit::ConcurrencyLimitLayer::new(1)))
         .keep();
     let first = tokio::spawn({
         let p = pipeline.clone();
@@ -168,14 +172,14 @@ impl<S> Layer<S> for MetricsLayer {
 
 impl<S> Service<DispatchRequest> for Metrics<S>
 where
-    S: Service<DispatchRequest, Response = ToolResult, Error = BoxError> + Send + 'static,
+    S: Service<DispatchRequest, Response = ToolResult, Error = ToolError> + Send + 'static,
     S::Future: Send + 'static,
 {
     type Response = ToolResult;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<ToolResult, BoxError>> + Send>>;
+    type Error = ToolError;
+    type Future = Pin<Box<dyn Future<Output = Result<ToolResult, ToolError>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), ToolError>> {
         self.inner.poll_ready(cx)
     }
 
@@ -232,7 +236,7 @@ fn a_tracing_metrics_layer_sees_every_call() {
             .unwrap();
         runtime.block_on(async {
             let (_registry, pipeline): (_, Pipeline) = setup();
-            pipeline.on_execute(MetricsLayer).keep();
+            pipeline.on_execute(layer(MetricsLayer)).keep();
             let _ = pipeline.execute(call("echo", json!({"text": "a"}))).await;
             let _ = pipeline.execute(call("nope", json!({}))).await;
         });

@@ -3,7 +3,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tools_pipeline::{DispatchRequest, HookOptions, Next, PreDecision, ToolResult, from_fn};
+use tools_pipeline::{
+    DispatchNext, DispatchRequest, HookOptions, PreDecision, ToolResult, from_fn,
+};
 use tools_registry::ToolError;
 
 use crate::support::{Log, call, call_as, setup, t, tool_with};
@@ -16,15 +18,13 @@ async fn n01_a_panicking_observer_is_isolated() {
     pipeline
         .on_execute_with(
             HookOptions::new().prepend(),
-            from_fn(
-                |r: DispatchRequest, n: Next<DispatchRequest, ToolResult>| async move {
-                    let _ = n.run(r).await?;
-                    Ok(ToolResult::failure_with_content(
-                        ToolError::new("outer failure"),
-                        vec![tools_presentation::ContentBlock::text("outer failure")],
-                    ))
-                },
-            ),
+            from_fn(|r: DispatchRequest, n: DispatchNext| async move {
+                let _ = n.run(r).await?;
+                Ok(ToolResult::failure_with_content(
+                    ToolError::new("outer failure"),
+                    vec![tools_presentation::ContentBlock::text("outer failure")],
+                ))
+            }),
         )
         .keep();
     let records = Log::default();

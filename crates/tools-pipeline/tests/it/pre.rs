@@ -177,9 +177,7 @@ async fn i08_failing_pre_hooks_are_final_results() {
     );
     drop(hook);
     let _hook = pipeline.on_pre_execute(pre_hook(|_| {
-        Some(Err(
-            Box::new(ToolError::custom("DENIED", "denied")) as tools_pipeline::BoxError
-        ))
+        Some(Err(ToolError::custom("DENIED", "denied")))
     }));
     let coded = pipeline.execute(call("echo", json!({}))).await;
     assert_eq!(

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use tools_pipeline::{DispatchRequest, Next, PostDecision, PreDecision, ToolResult, from_fn};
+use tools_pipeline::{DispatchNext, DispatchRequest, PostDecision, PreDecision, from_fn};
 
 use crate::support::{call, post_hook, pre_hook, setup, tool_with};
 
@@ -52,7 +52,7 @@ fn ten_thousand_concurrent_calls_each_publish_exactly_one_result() {
             .keep();
         pipeline
             .on_execute(from_fn(
-                |r: DispatchRequest, next: Next<DispatchRequest, ToolResult>| async move {
+                |r: DispatchRequest, next: DispatchNext| async move {
                     let n = r.execution().arguments()["n"].as_u64().unwrap_or(0);
                     if n.is_multiple_of(89) {
                         panic!("wrapper panics for {n}");

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_pipeline::{
-    BoxError, DispatchRequest, Next, Pipeline, PostDecision, PostRequest, PreDecision, PreRequest,
-    ToolCall, ToolResult, from_fn,
+    DispatchNext, DispatchRequest, Hook, Pipeline, PostDecision, PostNext, PostRequest,
+    PreDecision, PreNext, PreRequest, ToolCall, ToolError, ToolResult, from_fn,
 };
 use tools_registry::{AgentScope, OutputDecl, Registry, ToolDefinition, define_tool};
 use tools_schema::{Schema, params};
@@ -96,78 +96,36 @@ impl Log {
 
 /// A pre-execute hook from a closure over the request (no access to `next`): `None` means
 /// "delegate".
-pub(crate) fn pre_hook<F>(
-    f: F,
-) -> tools_pipeline::FnLayer<
-    impl Fn(
-        PreRequest,
-        Next<PreRequest, PreDecision>,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<PreDecision, BoxError>> + Send>,
-    > + Clone,
->
+pub(crate) fn pre_hook<F>(f: F) -> impl Hook<PreRequest>
 where
-    F: Fn(&PreRequest) -> Option<Result<PreDecision, BoxError>> + Clone + Send + Sync + 'static,
+    F: Fn(&PreRequest) -> Option<Result<PreDecision, ToolError>> + Send + Sync + 'static,
 {
-    from_fn(
-        move |request: PreRequest, next: Next<PreRequest, PreDecision>| {
-            let decided = f(&request);
-            Box::pin(async move {
-                match decided {
-                    Some(decision) => decision,
-                    None => next.run(request).await,
-                }
-            })
-                as std::pin::Pin<
-                    Box<dyn std::future::Future<Output = Result<PreDecision, BoxError>> + Send>,
-                >
-        },
-    )
+    from_fn(move |request: PreRequest, next: PreNext| {
+        let decided = f(&request);
+        async move {
+            match decided {
+                Some(decision) => decision,
+                None => next.run(request).await,
+            }
+        }
+    })
 }
 
 /// A post-execute hook deciding from the result alone.
-pub(crate) fn post_hook<F>(
-    f: F,
-) -> tools_pipeline::FnLayer<
-    impl Fn(
-        PostRequest,
-        Next<PostRequest, PostDecision>,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<PostDecision, BoxError>> + Send>,
-    > + Clone,
->
+pub(crate) fn post_hook<F>(f: F) -> impl Hook<PostRequest>
 where
-    F: Fn(&PostRequest) -> Result<PostDecision, BoxError> + Clone + Send + Sync + 'static,
+    F: Fn(&PostRequest) -> Result<PostDecision, ToolError> + Send + Sync + 'static,
 {
-    from_fn(
-        move |request: PostRequest, _next: Next<PostRequest, PostDecision>| {
-            let decided = f(&request);
-            Box::pin(async move { decided })
-                as std::pin::Pin<
-                    Box<dyn std::future::Future<Output = Result<PostDecision, BoxError>> + Send>,
-                >
-        },
-    )
+    from_fn(move |request: PostRequest, _next: PostNext| {
+        let decided = f(&request);
+        async move { decided }
+    })
 }
 
 /// An around-dispatch hook that returns `result` without calling `next`.
-pub(crate) fn short_circuit(
-    result: ToolResult,
-) -> tools_pipeline::FnLayer<
-    impl Fn(
-        DispatchRequest,
-        Next<DispatchRequest, ToolResult>,
-    )
-        -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<ToolResult, BoxError>> + Send>>
-    + Clone,
-> {
-    from_fn(
-        move |_request: DispatchRequest, _next: Next<DispatchRequest, ToolResult>| {
-            let result = result.clone();
-            Box::pin(async move { Ok(result) })
-                as std::pin::Pin<
-                    Box<dyn std::future::Future<Output = Result<ToolResult, BoxError>> + Send>,
-                >
-        },
-    )
+pub(crate) fn short_circuit(result: ToolResult) -> impl Hook<DispatchRequest> {
+    from_fn(move |_request: DispatchRequest, _next: DispatchNext| {
+        let result = result.clone();
+        async move { Ok(result) }
+    })
 }

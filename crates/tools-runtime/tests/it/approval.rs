@@ -4,9 +4,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use tools_pipeline::{Next, PreDecision, PreRequest, from_fn};
+use tools_pipeline::{PreDecision, PreNext, PreRequest, from_fn};
 use tools_registry::ToolError;
-use tools_runtime::{ApprovalOutcome, ApprovalRequest, HookOptions, ToolCall, ToolRuntime};
+use tools_runtime::{ApprovalOutcome, ApprovalRequest, ToolCall, ToolRuntime};
 
 use crate::support::{Log, instant};
 
@@ -43,17 +43,12 @@ async fn one_question_for_the_whole_batch() {
         .unwrap()
         .keep();
     runtime
-        .on_pre_execute(
-            HookOptions::new(),
-            from_fn(
-                |r: PreRequest, n: Next<PreRequest, PreDecision>| async move {
-                    if r.execution().name().as_str() == "risky" {
-                        return Ok(PreDecision::Ask(Some("risky tool".into())));
-                    }
-                    n.run(r).await
-                },
-            ),
-        )
+        .on_pre_execute(from_fn(|r: PreRequest, n: PreNext| async move {
+            if r.execution().name().as_str() == "risky" {
+                return Ok(PreDecision::Ask(Some("risky tool".into())));
+            }
+            n.run(r).await
+        }))
         .keep();
     let agent = runtime.scope();
     let calls = vec![

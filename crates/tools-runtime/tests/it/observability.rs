@@ -3,7 +3,7 @@
 use serde_json::json;
 use tools_json::ErrorCode;
 use tools_registry::{OutputDecl, ToolDefinition, ToolError};
-use tools_runtime::{HookOptions, Metrics, ToolCall, ToolRuntime};
+use tools_runtime::{Metrics, ToolCall, ToolRuntime};
 
 fn tool(name: &str, fail: bool) -> ToolDefinition {
     ToolDefinition::builder(name, "d")
@@ -25,9 +25,7 @@ async fn metrics_count_calls_errors_by_code_and_latency() {
     runtime.register(tool("good", false)).unwrap().keep();
     runtime.register(tool("bad", true)).unwrap().keep();
     let metrics = Metrics::new();
-    runtime
-        .on_execute(HookOptions::new(), metrics.layer())
-        .keep();
+    runtime.on_execute(metrics.clone()).keep();
     for name in ["good", "good", "bad", "ghost"] {
         let _ = runtime
             .execute(ToolCall::new("c", name, json!({})).unwrap())

@@ -6,9 +6,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tools_json::ErrorCode;
 use tools_pipeline::{
-    Next, PostDecision, PostRequest, PreDecision, PreRequest, ToolContext, from_fn,
+    PostNext, PostRequest, PreDecision, PreNext, PreRequest, ToolContext, from_fn,
 };
-use tools_runtime::{BatchEvent, HookOptions, PresentationMode, ToolRuntime};
+use tools_runtime::{BatchEvent, PresentationMode, ToolRuntime};
 
 use crate::support::{Gates, Log, call, gated, instant, runtime_with_cap, settle};
 
@@ -126,7 +126,7 @@ async fn p04_a_replacement_made_by_an_observer_applies_to_later_starts() {
     )));
     let (r, g, l) = (runtime.clone(), gates.clone(), log.clone());
     runtime
-        .on_result(HookOptions::new(), move |exec, _res| {
+        .on_result(move |exec, _res| {
             if exec.call_id() == "c1"
                 && let Some(old) = parallel.lock().unwrap().take()
             {
@@ -253,28 +253,22 @@ async fn p09_p10_pre_and_post_run_in_order_and_contexts_follow() {
     let stages = Log::default();
     let s = stages.clone();
     runtime
-        .on_pre_execute(
-            HookOptions::new(),
-            from_fn(move |r: PreRequest, n: Next<PreRequest, PreDecision>| {
-                s.push(format!("pre:{}", r.execution().call_id()));
-                async move { n.run(r).await }
-            }),
-        )
+        .on_pre_execute(from_fn(move |r: PreRequest, n: PreNext| {
+            s.push(format!("pre:{}", r.execution().call_id()));
+            async move { n.run(r).await }
+        }))
         .keep();
     let s = stages.clone();
     runtime
-        .on_post_execute(
-            HookOptions::new(),
-            from_fn(move |r: PostRequest, n: Next<PostRequest, PostDecision>| {
-                s.push(format!("post:{}", r.execution().call_id()));
-                let id = r.execution().call_id().to_owned();
-                async move {
-                    Ok(n.run(r)
-                        .await?
-                        .with_contexts(vec![ToolContext::text(format!("ctx-{id}"))]))
-                }
-            }),
-        )
+        .on_post_execute(from_fn(move |r: PostRequest, n: PostNext| {
+            s.push(format!("post:{}", r.execution().call_id()));
+            let id = r.execution().call_id().to_owned();
+            async move {
+                Ok(n.run(r)
+                    .await?
+                    .with_contexts(vec![ToolContext::text(format!("ctx-{id}"))]))
+            }
+        }))
         .keep();
     let batch = runtime.start_batch(
         (1..=3).map(|i| call(i, "p", &i.to_string())).collect(),
@@ -308,29 +302,21 @@ async fn p11_denials_and_failures_are_results_in_place() {
         .unwrap()
         .keep();
     runtime
-        .on_pre_execute(
-            HookOptions::new(),
-            from_fn(
-                |r: PreRequest, n: Next<PreRequest, PreDecision>| async move {
-                    match r.execution().call_id() {
-                        "c2" => Ok(PreDecision::Deny("blocked by policy".into())),
-                        "c3" => Err("pre exploded".into()),
-                        _ => n.run(r).await,
-                    }
-                },
-            ),
-        )
+        .on_pre_execute(from_fn(|r: PreRequest, n: PreNext| async move {
+            match r.execution().call_id() {
+                "c2" => Ok(PreDecision::Deny("blocked by policy".into())),
+                "c3" => Err("pre exploded".into()),
+                _ => n.run(r).await,
+            }
+        }))
         .keep();
     let posts = Log::default();
     let p = posts.clone();
     runtime
-        .on_post_execute(
-            HookOptions::new(),
-            from_fn(move |r: PostRequest, n: Next<PostRequest, PostDecision>| {
-                p.push(r.execution().call_id().to_owned());
-                async move { n.run(r).await }
-            }),
-        )
+        .on_post_execute(from_fn(move |r: PostRequest, n: PostNext| {
+            p.push(r.execution().call_id().to_owned());
+            async move { n.run(r).await }
+        }))
         .keep();
     let batch = runtime.start_batch(
         (1..=3).map(|i| call(i, "p", &i.to_string())).collect(),
@@ -369,13 +355,10 @@ async fn p12_p13_a_cancelled_batch_starts_no_body() {
     let cancel = CancellationToken::new();
     let c = cancel.clone();
     runtime
-        .on_pre_execute(
-            HookOptions::new(),
-            from_fn(move |r: PreRequest, n: Next<PreRequest, PreDecision>| {
-                c.cancel();
-                async move { n.run(r).await }
-            }),
-        )
+        .on_pre_execute(from_fn(move |r: PreRequest, n: PreNext| {
+            c.cancel();
+            async move { n.run(r).await }
+        }))
         .keep();
     let results = runtime
         .run_batch(vec![call(1, "p", "1"), call(2, "p", "2")], cancel)

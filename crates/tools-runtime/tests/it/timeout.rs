@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_json::ErrorCode;
-use tools_pipeline::{Next, PostDecision, PostRequest, from_fn};
+use tools_pipeline::{PostNext, PostRequest, from_fn};
 use tools_registry::{OutputDecl, ToolDefinition, ToolError};
-use tools_runtime::{HookOptions, ToolCall, ToolRuntime};
+use tools_runtime::{ToolCall, ToolRuntime};
 
 fn budgeted<F, Fut>(name: &str, budget: Option<Duration>, body: F) -> ToolDefinition
 where
@@ -59,15 +59,12 @@ async fn q01_q02_without_a_budget_nothing_changes_and_fast_tools_succeed() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = Arc::clone(&seen);
     runtime
-        .on_post_execute(
-            HookOptions::new(),
-            from_fn(move |r: PostRequest, n: Next<PostRequest, PostDecision>| {
-                s.lock()
-                    .unwrap()
-                    .push(r.execution().caller_cancellation().is_cancelled());
-                async move { n.run(r).await }
-            }),
-        )
+        .on_post_execute(from_fn(move |r: PostRequest, n: PostNext| {
+            s.lock()
+                .unwrap()
+                .push(r.execution().caller_cancellation().is_cancelled());
+            async move { n.run(r).await }
+        }))
         .keep();
     let fast = runtime.execute(call("fast")).await;
     assert_eq!(

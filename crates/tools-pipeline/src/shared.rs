@@ -1,0 +1,84 @@
+//! The state one pipeline's handles share: the registry, the hooks, the approval service
+//! and (feature `test-util`) the invariant checker's probe.
+
+use std::sync::{Arc, PoisonError, RwLock};
+
+use tools_registry::Registry;
+
+use crate::Approval;
+use crate::hook::set::Hooks;
+
+/// A stage a call entered, as reported to the test probe.
+#[cfg(feature = "test-util")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Probe {
+    Pre,
+    Execute,
+    Post,
+    Published,
+}
+
+#[cfg(feature = "test-util")]
+pub(crate) type ProbeFn = Arc<dyn Fn(&crate::Execution, Probe) + Send + Sync>;
+
+pub(crate) struct Shared {
+    pub(crate) registry: Registry,
+    pub(crate) hooks: Arc<Hooks>,
+    approval: RwLock<Option<Arc<dyn Approval>>>,
+    #[cfg(feature = "test-util")]
+    probe: RwLock<Option<ProbeFn>>,
+    /// Set once a probe is installed: calls without one skip the lock.
+    #[cfg(feature = "test-util")]
+    probing: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn new(registry: Registry) -> Shared {
+        Shared {
+            registry,
+            hooks: Hooks::new(),
+            approval: RwLock::new(None),
+            #[cfg(feature = "test-util")]
+            probe: RwLock::new(None),
+            #[cfg(feature = "test-util")]
+            probing: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn approval(&self) -> Option<Arc<dyn Approval>> {
+        self.approval
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_approval(&self, approval: Option<Arc<dyn Approval>>) {
+        *self
+            .approval
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = approval;
+    }
+
+    #[cfg(feature = "test-util")]
+    pub(crate) fn set_probe(&self, probe: ProbeFn) {
+        *self.probe.write().unwrap_or_else(PoisonError::into_inner) = Some(probe);
+        self.probing
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Reports a stage entry to the probe (feature `test-util`; a no-op otherwise).
+    #[cfg(feature = "test-util")]
+    pub(crate) fn probe(&self, exec: &crate::Execution, stage: Probe) {
+        if !self.probing.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
+        let probe = self
+            .probe
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(probe) = probe {
+            probe(exec, stage);
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The end of the execute waterfall: [`BodyFuture`] resolves the tool and runs its body,
+//! watching the caller's token, and cancels the body's token if it is dropped unfinished.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tools_registry::{Registry, RunContext, RunHooks, ToolDefinition, ToolError};
+
+use crate::Execution;
+use crate::ToolResult;
+use crate::catch::CatchUnwind;
+use crate::outcome::{canonical, create_success, resolve};
+
+pin_project! {
+    /// The tool body of one call, as the execute waterfall's end.
+    ///
+    /// The body's token is a child of the innermost token (a wrapper's, else the caller's),
+    /// so its cancellation reaches the body at once. A caller distinct from that token is
+    /// watched while the body runs and cancels the body's token too. The body is awaited to
+    /// completion by the pipeline; if a wrapper drops this future first (as
+    /// `tower::timeout` does), the body's token is cancelled at once and the drop is
+    /// reported through `tracing` (DECISIONS 24).
+    pub struct BodyFuture {
+        #[pin]
+        state: State,
+        guard: Option<DropGuard>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State {
+        Settled {
+            result: Option<ToolResult>,
+        },
+        Running {
+            #[pin]
+            body: CatchUnwind<tools_registry::BodyFuture>,
+            #[pin]
+            caller: Option<WaitForCancellationFutureOwned>,
+            def: ToolDefinition,
+            exec: Arc<Execution>,
+            fused: CancellationToken,
+        },
+    }
+}
+
+/// Cancels the body's token when the body future is dropped before it settled.
+struct DropGuard {
+    fused: CancellationToken,
+    exec: Arc<Execution>,
+    armed: bool,
+}
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        self.fused.cancel();
+        if !std::thread::panicking() {
+            tracing::warn!(
+                tool = %self.exec.name(),
+                call_id = self.exec.call_id(),
+                "tool {:?} ({}): a wrapper dropped the running body; its cancellation token is cancelled",
+                self.exec.name().as_str(),
+                self.exec.call_id()
+            );
+        }
+    }
+}
+
+impl BodyFuture {
+    /// Resolves the tool now (a tool removed since the call was prepared is
+    /// `UNKNOWN_TOOL`) and starts its body with `wrapper`'s token, unless a token is
+    /// already cancelled (`ABORTED_BEFORE_DISPATCH`).
+    pub(crate) fn new(
+        registry: &Registry,
+        exec: Arc<Execution>,
+        wrapper: CancellationToken,
+    ) -> BodyFuture {
+        let settled = |result: ToolResult, exec: &Execution| BodyFuture {
+            state: State::Settled {
+                result: Some(canonical(result, exec)),
+            },
+            guard: None,
+        };
+        let caller = &exec.caller;
+        // Without a wrapper that replaced it, the request's token is the caller's own: one
+        // token to check and watch, not two (`==` is identity for tokens).
+        let same = wrapper == *caller;
+        if caller.is_cancelled() || (!same && wrapper.is_cancelled()) {
+            return settled(ToolResult::aborted_before_dispatch(), &exec);
+        }
+        let Some(def) = resolve(registry, &exec) else {
+            return settled(ToolResult::unknown_tool(exec.name().as_str()), &exec);
+        };
+        exec.state.body_invoked.store(true, Ordering::SeqCst);
+        let fused = wrapper.child_token();
+        let ctx = RunContext::new(
+            Arc::clone(&exec.info),
+            fused.clone(),
+            Arc::clone(&exec) as Arc<dyn RunHooks>,
+        );
+        let body = CatchUnwind::new(def.call(exec.arguments().clone(), ctx));
+        let caller = (!same).then(|| caller.clone().cancelled_owned());
+        BodyFuture {
+            guard: Some(DropGuard {
+                fused: fused.clone(),
+                exec: Arc::clone(&exec),
+                armed: true,
+            }),
+            state: State::Running {
+                body,
+                caller,
+                def,
+                exec,
+                fused,
+            },
+        }
+    }
+}
+
+impl Future for BodyFuture {
+    type Output = Result<ToolResult, ToolError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        match this.state.project() {
+            StateProj::Settled { result } => Poll::Ready(Ok(result
+                .take()
+                .unwrap_or_else(ToolResult::aborted_before_dispatch))),
+            StateProj::Running {
+                mut body,
+                mut caller,
+                def,
+                exec,
+                fused,
+            } => loop {
+                if let Poll::Ready(outcome) = body.as_mut().poll(cx) {
+                    // Settled: nothing to cancel when this future is dropped.
+                    if let Some(mut guard) = this.guard.take() {
+                        guard.armed = false;
+                    }
+                    let result = match outcome {
+                        Err(panic) => ToolResult::failure(ToolError::from_panic(&*panic)),
+                        Ok(Err(error)) => ToolResult::failure(error),
+                        Ok(Ok(value)) => match create_success(def, exec, value) {
+                            Err(error) => ToolResult::failure(error),
+                            Ok(_) if fused.is_cancelled() => ToolResult::aborted(),
+                            Ok(success) => success,
+                        },
+                    };
+                    return Poll::Ready(Ok(canonical(result, exec)));
+                }
+                let Some(watch) = caller.as_mut().as_pin_mut() else {
+                    return Poll::Pending;
+                };
+                if watch.poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                // The caller cancelled: cancel the body's token and let the body see it.
+                caller.set(None);
+                fused.cancel();
+            },
+        }
+    }
+}
+
+impl fmt::Debug for BodyFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BodyFuture")
+            .field("running", &self.guard.is_some())
+            .finish()
+    }
+}

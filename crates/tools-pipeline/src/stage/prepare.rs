@@ -1,0 +1,345 @@
+//! The prepare stage: creates the execution (identity, argument snapshot, collapse and
+//! pre-abort checks), runs the pre-execute waterfall, resolves `ask` through the approval
+//! service, runs the guards and the last cancellation check. Its handles: [`Decided`],
+//! [`Prepared`], [`Ready`].
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use tools_json::{ErrorCode, JsonValue, Limits};
+use tools_registry::{CallInfo, ExecutionToken, ToolError, View};
+
+use crate::call::{Arguments, ExecState};
+use crate::catch::CatchUnwind;
+use crate::hook::chain::Next;
+use crate::hook::set::Stacks;
+#[cfg(feature = "test-util")]
+use crate::shared::Probe;
+use crate::shared::Shared;
+use crate::stage::complete::Pending;
+use crate::{
+    ApprovalOutcome, ApprovalRequest, Execution, PreDecision, PreRequest, ToolCall, ToolResult,
+};
+
+/// A call whose pre-execute decision is known: the result of [`crate::Pipeline::decide`].
+#[must_use = "a decided call must be resumed"]
+pub struct Decided(DecidedInner);
+
+enum DecidedInner {
+    Settled(Pending),
+    Open {
+        exec: Arc<Execution>,
+        stacks: Arc<Stacks>,
+        view: Arc<View>,
+        decision: PreDecision,
+    },
+}
+
+impl Decided {
+    /// The execution.
+    pub fn execution(&self) -> &Arc<Execution> {
+        match &self.0 {
+            DecidedInner::Settled(pending) => pending.execution(),
+            DecidedInner::Open { exec, .. } => exec,
+        }
+    }
+
+    /// The pre-execute decision, unless the call already settled (a collapse, a
+    /// cancellation, a failing hook).
+    pub fn decision(&self) -> Option<&PreDecision> {
+        match &self.0 {
+            DecidedInner::Settled(_) => None,
+            DecidedInner::Open { decision, .. } => Some(decision),
+        }
+    }
+
+    /// The approval request this call needs: `Some` when the decision is `ask` and the call
+    /// has an agent to route the question through.
+    pub fn approval_request(&self) -> Option<ApprovalRequest> {
+        let DecidedInner::Open {
+            exec,
+            decision: PreDecision::Ask(reason),
+            ..
+        } = &self.0
+        else {
+            return None;
+        };
+        approval_request(exec, reason.clone())
+    }
+}
+
+impl fmt::Debug for Decided {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decided")
+            .field("execution", self.execution())
+            .field("decision", &self.decision())
+            .finish()
+    }
+}
+
+/// The outcome of [`crate::Pipeline::prepare`].
+#[derive(Debug)]
+#[must_use = "a prepared call must be dispatched or completed, or its result is never published"]
+pub enum Prepared {
+    /// The call is allowed: dispatch it.
+    Dispatch(Ready),
+    /// The call already has its result (a denial, a cancellation, a failure): complete it.
+    Settled(Pending),
+}
+
+impl Prepared {
+    /// The execution.
+    pub fn execution(&self) -> &Arc<Execution> {
+        match self {
+            Prepared::Dispatch(ready) => &ready.exec,
+            Prepared::Settled(pending) => pending.execution(),
+        }
+    }
+}
+
+/// A prepared call that is allowed to run. Only [`crate::Pipeline::prepare`] makes one.
+#[must_use = "a ready call must be dispatched"]
+pub struct Ready {
+    pub(crate) exec: Arc<Execution>,
+    pub(crate) stacks: Arc<Stacks>,
+}
+
+impl Ready {
+    /// The execution.
+    pub fn execution(&self) -> &Arc<Execution> {
+        &self.exec
+    }
+}
+
+impl fmt::Debug for Ready {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ready").field("exec", &self.exec).finish()
+    }
+}
+
+/// The first half of the prepare stage: creation and the pre-execute waterfall.
+pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
+    let stacks = shared.hooks.snapshot();
+    let view = shared.registry.view(call.agent.as_ref());
+    let visible = view.get(call.name()).cloned();
+    let has_parent = call.parent.is_some();
+    let collapsed = visible.is_some() && view.collapses(call.name(), has_parent);
+    let caller = call.cancel.unwrap_or_default();
+    let pre_aborted = caller.is_cancelled();
+    let (arguments, arguments_error) = match call.arguments {
+        Arguments::Json(args) => (args, None),
+        Arguments::Refused(err) => (JsonValue::null(), Some(err)),
+        Arguments::Wire(raw) => {
+            match JsonValue::with_limits_at(raw, &Limits::default(), "arguments") {
+                Ok(args) => (args, None),
+                Err(err) => (JsonValue::null(), Some(err)),
+            }
+        }
+    };
+    let finalizer = if collapsed && !pre_aborted {
+        None
+    } else {
+        visible
+    };
+    let root_call_id = call
+        .root_call_id
+        .unwrap_or_else(|| Arc::clone(&call.call_id));
+    let exec = Arc::new(Execution {
+        info: Arc::new(CallInfo {
+            root_call_id: Arc::clone(&root_call_id),
+            call_id: call.call_id,
+            tool: call.name,
+            token: ExecutionToken::mint(),
+            agent: call.agent,
+            parent: call.parent,
+            arguments,
+        }),
+        root_call_id,
+        arguments_ok: arguments_error.is_none(),
+        caller,
+        state: ExecState {
+            finalizer,
+            ..ExecState::default()
+        },
+    });
+    let settle = |result: ToolResult, stacks: Arc<Stacks>| {
+        Decided(DecidedInner::Settled(Pending::new(
+            Arc::clone(&exec),
+            stacks,
+            result,
+            false,
+        )))
+    };
+
+    if let Some(err) = arguments_error {
+        let message =
+            format!("tool execution arguments must be losslessly JSON-serializable: {err}");
+        return settle(ToolResult::failure(ToolError::new(message)), stacks);
+    }
+    if collapsed {
+        let name = exec.name();
+        let result = if pre_aborted {
+            ToolResult::aborted_before_dispatch()
+        } else {
+            ToolResult::coded(
+                ErrorCode::UnknownTool,
+                format!(
+                    "unknown tool \"{name}\": only `run_code` is callable directly — call `{name}` from inside a `run_code` program instead"
+                ),
+            )
+        };
+        return settle(result, stacks);
+    }
+    if pre_aborted {
+        return settle(ToolResult::aborted_before_dispatch(), stacks);
+    }
+
+    #[cfg(feature = "test-util")]
+    shared.probe(&exec, Probe::Pre);
+    let decision = if stacks.pre.hooks.is_empty() {
+        PreDecision::Allow
+    } else {
+        // Lazy, so that a hook that panics while building its future is caught too.
+        let request = PreRequest::new(Arc::clone(&exec));
+        let run = async { Next::start(Arc::clone(&stacks.pre)).run(request).await };
+        match CatchUnwind::new(run).await {
+            Ok(Ok(decision)) => decision,
+            Ok(Err(err)) => return settle(ToolResult::failure(err), stacks),
+            Err(panic) => {
+                return settle(ToolResult::failure(ToolError::from_panic(&*panic)), stacks);
+            }
+        }
+    };
+    Decided(DecidedInner::Open {
+        exec,
+        stacks,
+        view,
+        decision,
+    })
+}
+
+/// The second half of the prepare stage: `ask`, guards, the last cancellation check.
+pub(crate) async fn resume(
+    shared: &Shared,
+    decided: Decided,
+    answer: Option<ApprovalOutcome>,
+) -> Prepared {
+    let (exec, stacks, view, decision) = match decided.0 {
+        DecidedInner::Settled(pending) => return Prepared::Settled(pending),
+        DecidedInner::Open {
+            exec,
+            stacks,
+            view,
+            decision,
+        } => (exec, stacks, view, decision),
+    };
+    let settle = |result: ToolResult, stacks: Arc<Stacks>, post: bool| {
+        Prepared::Settled(Pending::new(Arc::clone(&exec), stacks, result, post))
+    };
+    let refusal = match decision {
+        PreDecision::Allow => match run_guards(&view, &exec) {
+            Ok(None) => None,
+            Ok(Some(reason)) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
+            Err(err) => return settle(ToolResult::failure(err), stacks, false),
+        },
+        PreDecision::Deny(reason) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
+        PreDecision::Ask(reason) => {
+            let outcome = match answer {
+                Some(outcome) => outcome,
+                None => match ask(shared, &exec, reason.clone()).await {
+                    Ok(outcome) => outcome,
+                    Err(refusal) => {
+                        return settle(ToolResult::failure(refusal), stacks, true);
+                    }
+                },
+            };
+            if outcome == ApprovalOutcome::Cancelled && exec.caller.is_cancelled() {
+                return settle(ToolResult::aborted_before_dispatch(), stacks, true);
+            }
+            match outcome {
+                ApprovalOutcome::AllowedOnce => match run_guards(&view, &exec) {
+                    Ok(None) => None,
+                    Ok(Some(reason)) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
+                    Err(err) => return settle(ToolResult::failure(err), stacks, false),
+                },
+                refused => Some(approval_refusal(exec.name().as_str(), refused)),
+            }
+        }
+    };
+    if let Some(refusal) = refusal {
+        return settle(ToolResult::failure(refusal), stacks, true);
+    }
+    if exec.caller.is_cancelled() {
+        return settle(ToolResult::aborted_before_dispatch(), stacks, true);
+    }
+    Prepared::Dispatch(Ready { exec, stacks })
+}
+
+fn approval_request(exec: &Execution, reason: Option<String>) -> Option<ApprovalRequest> {
+    Some(ApprovalRequest {
+        agent: exec.agent()?.clone(),
+        tool: exec.name().clone(),
+        call_id: Arc::clone(&exec.info.call_id),
+        reason,
+        cancel: exec.caller.clone(),
+    })
+}
+
+/// Asks the installed approval service. `Err` is the `APPROVAL_DENIED` failure when nobody
+/// can be asked or the service fails.
+async fn ask(
+    shared: &Shared,
+    exec: &Arc<Execution>,
+    reason: Option<String>,
+) -> Result<ApprovalOutcome, ToolError> {
+    let name = exec.name().as_str();
+    let denied = |message: String| ToolError::with_code(ErrorCode::ApprovalDenied, message);
+    let Some(approval) = shared.approval() else {
+        return Err(denied(reason.unwrap_or_else(|| {
+            format!("tool {name:?} requires approval (no approval service is installed)")
+        })));
+    };
+    let Some(request) = approval_request(exec, reason) else {
+        return Err(denied(format!(
+            "tool {name:?} requires approval, but the call has no agent to route it through"
+        )));
+    };
+    match CatchUnwind::new(approval.request(request)).await {
+        Ok(Ok(outcome)) => Ok(outcome),
+        Ok(Err(err)) => Err(denied(format!(
+            "approval for tool {name:?} failed: {}",
+            err.message()
+        ))),
+        Err(panic) => Err(denied(format!(
+            "approval for tool {name:?} failed: {}",
+            ToolError::from_panic(&*panic).message()
+        ))),
+    }
+}
+
+/// The `APPROVAL_DENIED` failure of a refused, cancelled or unanswerable approval.
+fn approval_refusal(name: &str, outcome: ApprovalOutcome) -> ToolError {
+    let message = match outcome {
+        ApprovalOutcome::AllowedOnce | ApprovalOutcome::Rejected => {
+            format!("the user rejected tool {name:?}")
+        }
+        ApprovalOutcome::Cancelled => format!("approval for tool {name:?} was cancelled"),
+        ApprovalOutcome::Unavailable => {
+            format!("tool {name:?} requires approval, but no approval channel is available")
+        }
+    };
+    ToolError::with_code(ErrorCode::ApprovalDenied, message)
+}
+
+/// Evaluates the guards of the view (a snapshot): the first reason denies.
+fn run_guards(view: &View, exec: &Execution) -> Result<Option<String>, ToolError> {
+    for guard in view.guards().iter() {
+        match catch_unwind(AssertUnwindSafe(|| guard.check(&exec.info))) {
+            Ok(None) => {}
+            Ok(Some(reason)) => return Ok(Some(reason)),
+            Err(panic) => return Err(ToolError::from_panic(&*panic)),
+        }
+    }
+    Ok(None)
+}
