@@ -7,6 +7,7 @@
 mod approval;
 #[cfg(feature = "quickjs")]
 mod code_mode;
+mod middleware;
 mod observability;
 mod scheduler;
 mod support;
