@@ -26,11 +26,9 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-use tools_codemode::{CodeRunRequest, CodeRunResult, Language, RunFuture};
+use tools_codemode::{CodeRunRequest, CodeRunResult, Language, QuickJsRuntime, RunFuture};
 use tools_json::JsonValue;
-use tools_runtime::{
-    CodeRuntime, PresentationMode, QuickJsRuntime, RuntimeLimits, ToolCall, ToolRuntime,
-};
+use tools_runtime::{CodeRuntime, PresentationMode, RuntimeLimits, ToolCall, ToolRuntime};
 use tower::{ServiceExt, service_fn};
 
 #[path = "../../tools-registry/benches/common/tools.rs"]

@@ -8,7 +8,7 @@
 //! ROOT defaults to the current directory; run it from the repository root to see every
 //! call find something. What it shows:
 //!
-//! - three typed tools (`define_tool` + `tools_schema::params()`) that work under ROOT:
+//! - three typed tools (`define_tool` + `tools_runtime::params()`) that work under ROOT:
 //!   `read_file`, `list_dir` and `search_text`, all concurrency-safe, each with a presenter
 //!   (`TypedPresenter`) that turns its result into a UI card;
 //! - a **guard** that denies every path outside ROOT (`..` escapes, absolute paths
@@ -36,18 +36,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
-use tools_pipeline::{PreDecision, PreNext, PreRequest, from_fn};
-use tools_presentation::{
+use tools_runtime::crates::presentation::{
     ContentBlock, FileLocation, GenericCallView, RawResult, ResultOrigin, SearchResultView,
     SessionPresenter, ToolCallKind, ToolCallView, ToolResultView, TypedPresenter, lang_for_path,
     read_view_from_meta, search_view_from_meta,
 };
-use tools_registry::{CallInfo, RunContext, ToolDefinition, ToolError, define_tool};
 use tools_runtime::{
-    ApprovalOutcome, ApprovalRequest, BatchEvent, ExecutionMode, ToolCall, ToolResult, ToolRuntime,
+    AgentScope, ApprovalOutcome, ApprovalRequest, BatchEvent, CallError, CallInfo,
+    CancellationToken, ExecutionMode, PreDecision, PreNext, PreRequest, RegistryError, RunContext,
+    Schema, ToolCall, ToolDefinition, ToolError, ToolResult, ToolRuntime, define_tool, from_fn,
+    params,
 };
-use tools_schema::{Schema, params};
 
 /// The tools whose `path` argument the guard checks.
 const FS_TOOLS: [&str; 3] = ["read_file", "list_dir", "search_text"];
@@ -174,7 +173,7 @@ struct ReadOutput {
     text: String,
 }
 
-fn read_file_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition, tools_registry::Error> {
+fn read_file_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition, RegistryError> {
     let sandbox = Arc::clone(sandbox);
     define_tool::<ReadArgs, ReadOutput>(
         "read_file",
@@ -311,7 +310,7 @@ struct ListArgs {
     path: String,
 }
 
-fn list_dir_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition, tools_registry::Error> {
+fn list_dir_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition, RegistryError> {
     let sandbox = Arc::clone(sandbox);
     define_tool::<ListArgs, Vec<String>>(
         "list_dir",
@@ -430,7 +429,7 @@ struct SearchOutput {
     truncated: bool,
 }
 
-fn search_text_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition, tools_registry::Error> {
+fn search_text_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition, RegistryError> {
     let sandbox = Arc::clone(sandbox);
     define_tool::<SearchArgs, SearchOutput>(
         "search_text",
@@ -634,7 +633,7 @@ struct NoteArgs {
 /// The session's notes (in memory; the example never writes to the file system).
 type Notes = Arc<Mutex<Vec<String>>>;
 
-fn write_note_tool(notes: &Notes) -> Result<ToolDefinition, tools_registry::Error> {
+fn write_note_tool(notes: &Notes) -> Result<ToolDefinition, RegistryError> {
     let notes = Arc::clone(notes);
     define_tool::<NoteArgs, String>("write_note", "Append a note to the session's notes.")
         .params(params().required("text", Schema::string().describe("The note.")))
@@ -771,7 +770,7 @@ struct Scripted {
     call: ToolCall,
 }
 
-fn script(agent: &tools_registry::AgentScope) -> Result<Vec<Scripted>, tools_pipeline::Error> {
+fn script(agent: &AgentScope) -> Result<Vec<Scripted>, CallError> {
     let calls: [(&str, &str, Value); 10] = [
         ("list the root", "list_dir", json!({"path": "."})),
         (

@@ -27,9 +27,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tools_pipeline::{DispatchRequest, layer};
-use tools_registry::{OutputDecl, ToolDefinition, ToolError};
-use tools_runtime::{HookOptions, LATENCY_BUCKETS, Metrics, ToolCall, ToolResult, ToolRuntime};
+use tools_runtime::{
+    DispatchRequest, HookOptions, LATENCY_BUCKETS, Metrics, OutputDecl, RegistryError, ToolCall,
+    ToolDefinition, ToolError, ToolResult, ToolRuntime, layer,
+};
 
 /// The code a flaky upstream fails with; only this one is worth retrying.
 const UNAVAILABLE: &str = "UPSTREAM_UNAVAILABLE";
@@ -84,7 +85,7 @@ fn text_output() -> OutputDecl {
 }
 
 /// A tool with a 50 ms budget whose work would take 10 s; it watches its token.
-fn cooperative_slow() -> Result<ToolDefinition, tools_registry::Error> {
+fn cooperative_slow() -> Result<ToolDefinition, RegistryError> {
     ToolDefinition::builder("slow_index", "Index a large tree (cooperative).")
         .output(text_output())
         .timeout(Duration::from_millis(50))
@@ -101,7 +102,7 @@ fn cooperative_slow() -> Result<ToolDefinition, tools_registry::Error> {
 }
 
 /// A tool with a 20 ms budget whose body ignores its token and takes 60 ms.
-fn stubborn_slow() -> Result<ToolDefinition, tools_registry::Error> {
+fn stubborn_slow() -> Result<ToolDefinition, RegistryError> {
     ToolDefinition::builder("stubborn", "Work that ignores cancellation.")
         .output(text_output())
         .timeout(Duration::from_millis(20))
@@ -113,7 +114,7 @@ fn stubborn_slow() -> Result<ToolDefinition, tools_registry::Error> {
 }
 
 /// A tool with a generous budget that answers at once.
-fn quick() -> Result<ToolDefinition, tools_registry::Error> {
+fn quick() -> Result<ToolDefinition, RegistryError> {
     ToolDefinition::builder("quick", "Answer at once.")
         .output(text_output())
         .timeout(Duration::from_secs(1))
@@ -122,7 +123,7 @@ fn quick() -> Result<ToolDefinition, tools_registry::Error> {
 }
 
 /// A tool whose upstream fails `failures` times before it answers (counted across calls).
-fn flaky(name: &str, failures: u32) -> Result<ToolDefinition, tools_registry::Error> {
+fn flaky(name: &str, failures: u32) -> Result<ToolDefinition, RegistryError> {
     let attempts = Arc::new(AtomicU32::new(0));
     let tool = name.to_owned();
     ToolDefinition::builder(name, "Fetch from a flaky upstream.")

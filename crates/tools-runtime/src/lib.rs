@@ -13,11 +13,38 @@ pub use metrics::{LATENCY_BUCKETS, Metrics, ToolStats};
 pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};
 pub use timeout::TimeoutPolicy;
 
-pub use tools_pipeline::{
-    Approval, ApprovalOutcome, ApprovalRequest, HookOptions, Hooked, ToolCall, ToolResult,
+pub mod prelude;
+
+// The front door: everything a host writes in the common case, so that a host depends on
+// this crate alone (plus tokio, serde and serde_json).
+
+// Tools: definitions (raw and typed), their outputs, the run context, errors.
+/// What making a call can refuse (`tools_pipeline::Error`: an empty tool name).
+pub use tools_pipeline::Error as CallError;
+/// What registering or building a tool can refuse (`tools_registry::Error`).
+pub use tools_registry::Error as RegistryError;
+pub use tools_registry::{
+    AgentScope, CallInfo, Code, Guard, OutputDecl, Registration, Registry, RunContext, ToolContext,
+    ToolDefinition, ToolError, ToolSchema, TypedToolBuilder, define_tool,
 };
 pub use tools_registry::{ExecutionMode, PresentationMode, ToolFilter};
+// The schema DSL of typed tools.
+pub use tools_schema::{Params, Schema, params};
+// Values and error codes.
+pub use tools_json::{ErrorCode, JsonValue};
+// Result content.
+pub use tools_presentation::ContentBlock;
+// Calls, results, hooks, decisions, approval.
+pub use tools_pipeline::{
+    Approval, ApprovalOutcome, ApprovalRequest, DispatchNext, DispatchRequest, Execution, FromFn,
+    FromFnWithState, Hook, HookFuture, HookOptions, Hooked, LayerHook, Next, Outcome, Pipeline,
+    PostDecision, PostNext, PostRequest, PreDecision, PreNext, PreRequest, Replacement, ToolCall,
+    ToolResult, from_fn, from_fn_with_state, layer,
+};
+// Cancellation, as every call and batch takes it.
+pub use tokio_util::sync::CancellationToken;
 
+// Code Mode: the configuration is always here; each engine is an opt-in feature.
 #[cfg(any(feature = "python", feature = "quickjs-process"))]
 pub use tools_codemode::Isolation;
 #[cfg(feature = "quickjs")]
@@ -29,3 +56,13 @@ pub use tools_codemode::{
 pub use tools_codemode::{PythonOptions, PythonRuntime};
 #[cfg(feature = "quickjs-process")]
 pub use tools_codemode::{QuickJsProcessOptions, QuickJsProcessRuntime};
+
+/// The crates behind the front door, for what it does not re-export.
+pub mod crates {
+    pub use tools_codemode as codemode;
+    pub use tools_json as json;
+    pub use tools_pipeline as pipeline;
+    pub use tools_presentation as presentation;
+    pub use tools_registry as registry;
+    pub use tools_schema as schema;
+}

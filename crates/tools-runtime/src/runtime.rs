@@ -212,8 +212,7 @@ impl RuntimeBuilder {
 ///
 /// ```
 /// use serde_json::json;
-/// use tools_runtime::{ToolCall, ToolRuntime};
-/// use tools_registry::{OutputDecl, ToolDefinition};
+/// use tools_runtime::{OutputDecl, ToolCall, ToolDefinition, ToolRuntime};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let runtime = ToolRuntime::new();

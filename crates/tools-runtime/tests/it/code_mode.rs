@@ -4,11 +4,12 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
+use tools_codemode::QuickJsRuntime;
 use tools_json::ErrorCode;
 use tools_registry::{OutputDecl, ToolDefinition, ToolError};
 use tools_runtime::{
-    DispatchSettled, DispatchSink, DispatchStarted, Error, PresentationMode, QuickJsRuntime,
-    RuntimeLimits, ToolCall, ToolRuntime,
+    DispatchSettled, DispatchSink, DispatchStarted, Error, PresentationMode, RuntimeLimits,
+    ToolCall, ToolRuntime,
 };
 
 fn quickjs() -> Arc<QuickJsRuntime> {
@@ -136,10 +137,9 @@ fn the_wire_and_the_sdk_follow_the_mode() {
     assert!(both.sdk_section(None).contains("echo: {"));
 }
 
-#[cfg(feature = "python")]
 #[test]
 fn a_python_runtime_gives_the_python_flavour_and_sdk() {
-    let python = tools_runtime::PythonRuntime::new(RuntimeLimits::default()).unwrap();
+    let python = tools_codemode::PythonRuntime::new(RuntimeLimits::default()).unwrap();
     let runtime = ToolRuntime::builder()
         .mode(PresentationMode::Code)
         .code_runtime(Arc::new(python))

@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod approval;
-#[cfg(feature = "quickjs")]
 mod code_mode;
 mod middleware;
 mod observability;

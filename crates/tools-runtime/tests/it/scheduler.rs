@@ -416,7 +416,7 @@ async fn p14_p15_cancellation_drains_started_calls_and_aborts_the_rest() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn p17_a_native_call_under_code_mode_is_collapsed() {
-    let js = tools_runtime::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let js = tools_codemode::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
     let runtime = ToolRuntime::builder()
         .mode(PresentationMode::Code)
         .code_runtime(std::sync::Arc::new(js))
