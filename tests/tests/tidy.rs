@@ -274,3 +274,107 @@ fn the_readme_opens_with_the_two_commands_that_ci_runs() {
         ".ci/run must run the README's test command"
     );
 }
+
+/// A source file's module path inside its crate (`["hook", "chain"]` for
+/// `src/hook/chain.rs`; `[]` for `src/lib.rs` and `src/main.rs`).
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap().with_extension("");
+    let mut path: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        path.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        path.pop();
+    }
+    path
+}
+
+/// The modules a file imports through `use crate::…` and `use super::…` (whole `use` items,
+/// brace groups included), as module paths that exist in `modules`: each import resolves
+/// to the longest existing module prefix of its path.
+fn imported_modules(text: &str, own: &[String], modules: &[Vec<String>]) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("use ") {
+        let item_start = &rest[at + 4..];
+        let end = item_start.find(';').unwrap_or(item_start.len());
+        let item: String = item_start[..end].split_whitespace().collect();
+        rest = &item_start[end..];
+        let (base, tail): (Vec<String>, &str) = if let Some(tail) = item.strip_prefix("crate::") {
+            (Vec::new(), tail)
+        } else if item.starts_with("super::") {
+            let mut base = own.to_vec();
+            let mut tail = item.as_str();
+            while let Some(next) = tail.strip_prefix("super::") {
+                base.pop();
+                tail = next;
+            }
+            (base, tail)
+        } else {
+            continue;
+        };
+        // Expand one level of braces: `a::{b::C, d}` → `a::b::C`, `a::d`.
+        let paths: Vec<String> = match tail.find('{') {
+            Some(open) => {
+                let prefix = &tail[..open];
+                let inner = tail[open + 1..].trim_end_matches('}');
+                inner
+                    .split(',')
+                    .filter(|p| !p.is_empty())
+                    .map(|p| format!("{prefix}{p}"))
+                    .collect()
+            }
+            None => vec![tail.to_owned()],
+        };
+        for path in paths {
+            let mut full = base.clone();
+            full.extend(path.split("::").map(str::to_owned));
+            while !full.is_empty() && !modules.contains(&full) {
+                full.pop();
+            }
+            if !full.is_empty() && full != own {
+                found.push(full);
+            }
+        }
+    }
+    found
+}
+
+/// No two source files import each other (rust-analyzer's rule: the dependency between two
+/// modules goes one way). A parent module re-exporting its children does not count.
+#[test]
+fn no_two_source_files_import_each_other() {
+    let mut cycles = Vec::new();
+    for dir in member_dirs() {
+        let src = dir.join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let modules: Vec<Vec<String>> = files.iter().map(|f| module_path(&src, f)).collect();
+        let mut edges = std::collections::BTreeSet::new();
+        for (file, own) in files.iter().zip(&modules) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for target in imported_modules(&text, own, &modules) {
+                // A parent importing from (re-exporting) its own descendants.
+                if target.starts_with(own) {
+                    continue;
+                }
+                edges.insert((own.join("::"), target.join("::")));
+            }
+        }
+        for (from, to) in &edges {
+            if from < to && edges.contains(&(to.clone(), from.clone())) {
+                cycles.push(format!("{}: {from} <-> {to}", dir.display()));
+            }
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "files that import each other: {cycles:#?}"
+    );
+}

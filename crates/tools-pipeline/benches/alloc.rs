@@ -21,7 +21,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use serde_json::{Value, json};
-use tools_pipeline::{Pipeline, ToolCall};
+use tools_pipeline::{Pipeline, ToolCall, from_fn};
 use tools_registry::Registry;
 use tower::{Service, service_fn};
 
@@ -88,6 +88,31 @@ fn main() {
         assert!(!result.is_error());
         black_box(result);
     });
+
+    // The same call with one pass-through hook in each waterfall: each adds at most its
+    // boxed future.
+    let hooked = Pipeline::new(pipeline.registry().clone());
+    hooked
+        .on_pre_execute(from_fn(|req, next| async move { next.run(req).await }))
+        .keep();
+    hooked
+        .on_execute(from_fn(|req, next| async move { next.run(req).await }))
+        .keep();
+    hooked
+        .on_post_execute(from_fn(|req, next| async move { next.run(req).await }))
+        .keep();
+    let (_, hooked_blocks) = allocated(CALLS, |i| {
+        let id = ids[i as usize].as_str();
+        let call = ToolCall::new(id, "noop", black_box(&args).clone()).unwrap();
+        let result = now(hooked.execute(call));
+        assert!(!result.is_error());
+        black_box(result);
+    });
+    println!(
+        "alloc_hooks blocks_per_call={} blocks_per_hook={}",
+        hooked_blocks / CALLS,
+        (hooked_blocks.saturating_sub(blocks)) as f64 / (3 * CALLS) as f64
+    );
 
     let mut body = service_fn(|args: Value| async move {
         black_box(args);

@@ -189,10 +189,11 @@ impl ToolCall {
 /// not cross the lossless boundary ([`Execution::arguments_ok`] is then `false` and the
 /// call ends with an error result before any hook runs).
 pub struct Execution {
-    pub(crate) info: Arc<CallInfo>,
+    pub(crate) info: CallInfo,
     pub(crate) root_call_id: Arc<str>,
     pub(crate) arguments_ok: bool,
-    pub(crate) caller: CancellationToken,
+    /// The caller's token; `None` for a call that was given none (it is never cancelled).
+    pub(crate) caller: Option<CancellationToken>,
     pub(crate) state: ExecState,
 }
 
@@ -211,6 +212,10 @@ pub(crate) struct ExecState {
 }
 
 impl RunHooks for Execution {
+    fn call_info(&self) -> &CallInfo {
+        &self.info
+    }
+
     fn defer_context(&self, context: ToolContext) {
         self.state
             .deferred
@@ -227,11 +232,6 @@ impl RunHooks for Execution {
 impl Execution {
     /// The call's identity (call id, tool, token, agent, parent, arguments).
     pub fn info(&self) -> &CallInfo {
-        &self.info
-    }
-
-    /// The call's identity, shared.
-    pub fn info_arc(&self) -> &Arc<CallInfo> {
         &self.info
     }
 
@@ -283,9 +283,17 @@ impl Execution {
         self.arguments_ok
     }
 
-    /// The caller's cancellation token (what "the caller cancelled" means at every check).
-    pub fn caller_cancellation(&self) -> &CancellationToken {
-        &self.caller
+    /// The caller's cancellation token (what "the caller cancelled" means at every check),
+    /// if the call was given one; a call without one is never cancelled by its caller.
+    pub fn caller_cancellation(&self) -> Option<&CancellationToken> {
+        self.caller.as_ref()
+    }
+
+    /// Whether the caller has cancelled the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.caller
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Whether a hook registered for `scope` (`None`: unscoped) sees this execution.

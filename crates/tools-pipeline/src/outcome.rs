@@ -149,7 +149,7 @@ pub(crate) fn normalize(
 /// Replaces a success by the cancellation result when the caller has cancelled (§2.9),
 /// keeping the contexts.
 pub(crate) fn cancel_success(exec: &Execution, result: ToolResult) -> ToolResult {
-    if result.is_error() || !exec.caller.is_cancelled() {
+    if result.is_error() || !exec.is_cancelled() {
         return result;
     }
     let cancelled = if exec.state.body_invoked.load(Ordering::SeqCst) {

@@ -80,18 +80,25 @@ impl ToolContext {
     }
 }
 
-/// The pipeline's side of a run context: where deferred contexts and the turn conclusion
-/// go. Implemented by the pipeline; [`RunContext::detached`] uses a no-op.
+/// The pipeline's side of a run context: the call's identity, and where deferred contexts
+/// and the turn conclusion go. Implemented by the pipeline's execution (one allocation
+/// holds both); [`RunContext::detached`] uses a no-op.
 pub trait RunHooks: Send + Sync {
+    /// The call's identity.
+    fn call_info(&self) -> &CallInfo;
     /// Adds a context to be delivered with the call's result.
     fn defer_context(&self, context: ToolContext);
     /// Asks the agent loop to end the turn after this call's batch.
     fn conclude_turn(&self);
 }
 
-struct NoHooks;
+/// The hooks of a detached context: the call's identity, nothing else.
+struct Detached(Arc<CallInfo>);
 
-impl RunHooks for NoHooks {
+impl RunHooks for Detached {
+    fn call_info(&self) -> &CallInfo {
+        &self.0
+    }
     fn defer_context(&self, _context: ToolContext) {}
     fn conclude_turn(&self) {}
 }
@@ -102,38 +109,25 @@ impl RunHooks for NoHooks {
 /// is quiescent.
 #[derive(Clone)]
 pub struct RunContext {
-    call: Arc<CallInfo>,
     cancel: CancellationToken,
     hooks: Arc<dyn RunHooks>,
 }
 
 impl RunContext {
-    /// A context for `call`, cancelled by `cancel`, reporting to `hooks`.
-    pub fn new(
-        call: Arc<CallInfo>,
-        cancel: CancellationToken,
-        hooks: Arc<dyn RunHooks>,
-    ) -> RunContext {
-        RunContext {
-            call,
-            cancel,
-            hooks,
-        }
+    /// A context for the call `hooks` describes, cancelled by `cancel`, reporting to
+    /// `hooks`.
+    pub fn new(hooks: Arc<dyn RunHooks>, cancel: CancellationToken) -> RunContext {
+        RunContext { cancel, hooks }
     }
 
     /// A context whose deferred contexts and conclusion go nowhere (tests, direct calls).
     pub fn detached(call: Arc<CallInfo>, cancel: CancellationToken) -> RunContext {
-        RunContext::new(call, cancel, Arc::new(NoHooks))
+        RunContext::new(Arc::new(Detached(call)), cancel)
     }
 
     /// The call's identity.
     pub fn call(&self) -> &CallInfo {
-        &self.call
-    }
-
-    /// The call's identity, shared.
-    pub fn call_arc(&self) -> &Arc<CallInfo> {
-        &self.call
+        self.hooks.call_info()
     }
 
     /// The token that is cancelled when the call must stop.
@@ -161,7 +155,7 @@ impl RunContext {
 impl fmt::Debug for RunContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunContext")
-            .field("call", &self.call)
+            .field("call", self.call())
             .field("cancelled", &self.cancel.is_cancelled())
             .finish_non_exhaustive()
     }

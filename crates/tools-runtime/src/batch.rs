@@ -31,31 +31,9 @@ use tools_pipeline::{
 use tools_registry::ExecutionMode;
 use tracing::Instrument;
 
-use crate::ToolRuntime;
-use crate::runtime::{call_span, record_outcome};
-
-/// Answers the `ask` decisions of one batch with one question (opt-in; see
-/// [`crate::RuntimeBuilder::batch_approval`]).
-pub trait BatchApproval: Send + Sync + 'static {
-    /// One outcome per request, in the same order.
-    fn request_batch(
-        &self,
-        requests: Vec<ApprovalRequest>,
-    ) -> Pin<Box<dyn Future<Output = Result<Vec<ApprovalOutcome>, ToolError>> + Send>>;
-}
-
-impl<F, Fut> BatchApproval for F
-where
-    F: Fn(Vec<ApprovalRequest>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Vec<ApprovalOutcome>, ToolError>> + Send + 'static,
-{
-    fn request_batch(
-        &self,
-        requests: Vec<ApprovalRequest>,
-    ) -> Pin<Box<dyn Future<Output = Result<Vec<ApprovalOutcome>, ToolError>> + Send>> {
-        Box::pin(self(requests))
-    }
-}
+use crate::approval::BatchApproval;
+use crate::runtime::ToolRuntime;
+use crate::span::{call_span, record_outcome};
 
 /// What a running batch reports, for UIs.
 #[derive(Clone, Debug)]

@@ -1,13 +1,16 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod approval;
 mod batch;
 mod error;
 mod metrics;
 mod runtime;
+mod span;
 mod timeout;
 
-pub use batch::{Batch, BatchApproval, BatchEvent};
+pub use approval::BatchApproval;
+pub use batch::{Batch, BatchEvent};
 pub use error::Error;
 pub use metrics::{LATENCY_BUCKETS, Metrics, ToolStats};
 pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};

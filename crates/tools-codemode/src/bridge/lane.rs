@@ -36,8 +36,7 @@ use tools_json::JsonValue;
 use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
 use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError};
 
-use super::transport::IMAGE_CONTEXT_SOURCE;
-use super::{DispatchSettled, DispatchStarted, Events, MAX_JSON_DEPTH};
+use super::{DispatchSettled, DispatchStarted, Events, IMAGE_CONTEXT_SOURCE, MAX_JSON_DEPTH};
 use crate::runtime::{BindingFuture, BindingHost};
 
 /// The reason a run is over when the outer call was cancelled before the program settled.

@@ -44,9 +44,12 @@ use tools_pipeline::Pipeline;
 use tools_presentation::ContentBlock;
 use tools_registry::{AgentScope, Registry};
 
+/// The source of the context a sub-call's image result is forwarded as.
+pub const IMAGE_CONTEXT_SOURCE: &str = "tools-code-mode";
+
 pub use transport::{
-    DESCRIPTION_PARAMETER, IMAGE_CONTEXT_SOURCE, INVALID_DESCRIPTION, NO_OUTPUT, REQUIRES_RUNTIME,
-    RunCodePresenter, render_run_code_output, run_code_output_schema, run_code_parameters,
+    DESCRIPTION_PARAMETER, INVALID_DESCRIPTION, NO_OUTPUT, REQUIRES_RUNTIME, RunCodePresenter,
+    render_run_code_output, run_code_output_schema, run_code_parameters,
 };
 
 use crate::runtime::CodeRuntime;

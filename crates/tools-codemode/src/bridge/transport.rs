@@ -35,9 +35,6 @@ pub const REQUIRES_RUNTIME: &str =
 /// The failure of a `run_code` call whose `description` is blank.
 pub const INVALID_DESCRIPTION: &str = "invalid description: expected a non-empty string";
 
-/// The source of the context a sub-call's image result is forwarded as.
-pub const IMAGE_CONTEXT_SOURCE: &str = "tools-code-mode";
-
 /// The JSON Schema of `run_code`'s arguments in `language`'s flavour.
 pub fn run_code_parameters(language: Language) -> Value {
     json!({
@@ -199,7 +196,7 @@ async fn run(
     code: String,
     ctx: RunContext,
 ) -> Result<Value, ToolError> {
-    let outer = Arc::clone(ctx.call_arc());
+    let outer = ctx.call();
     let mut names: Vec<String> = pipeline
         .registry()
         .view(outer.agent.as_ref())

@@ -897,7 +897,12 @@ async fn s23_a_commit_in_progress_is_finished_and_logged_before_return() {
             in_post.notify_one();
             // The sub-call's caller token is the run-scoped one: it is cancelled when the
             // program settles.
-            request.execution().caller_cancellation().cancelled().await;
+            request
+                .execution()
+                .caller_cancellation()
+                .expect("the test gives the call a token")
+                .cancelled()
+                .await;
             Ok(PostDecision::accept())
         }
     });

@@ -2,7 +2,7 @@
 //! aliases of each waterfall's [`Next`].
 
 use std::future::{Ready, ready};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 use tools_registry::{Registry, ToolError};
@@ -64,15 +64,21 @@ impl Request for PreRequest {}
 #[derive(Clone, Debug)]
 pub struct DispatchRequest {
     pub(crate) exec: Arc<Execution>,
-    pub(crate) cancel: CancellationToken,
+    /// The caller's token, a wrapper's, or (made when first asked for) a fresh one for a
+    /// call without a token: a call nobody can cancel costs no token until then.
+    pub(crate) cancel: OnceLock<CancellationToken>,
     pub(crate) registry: Registry,
     pub(crate) next: Option<DispatchNext>,
 }
 
 impl DispatchRequest {
     pub(crate) fn new(exec: Arc<Execution>, registry: Registry) -> DispatchRequest {
+        let cancel = OnceLock::new();
+        if let Some(caller) = &exec.caller {
+            let _ = cancel.set(caller.clone());
+        }
         DispatchRequest {
-            cancel: exec.caller.clone(),
+            cancel,
             exec,
             registry,
             next: None,
@@ -86,13 +92,13 @@ impl DispatchRequest {
 
     /// The token the body will see (fused with the caller's).
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.get_or_init(CancellationToken::new)
     }
 
     /// The same request with another token for the delegated call.
     #[must_use]
     pub fn with_cancellation(mut self, cancel: CancellationToken) -> DispatchRequest {
-        self.cancel = cancel;
+        self.cancel = OnceLock::from(cancel);
         self
     }
 }
@@ -102,7 +108,7 @@ impl Sealed for DispatchRequest {
     type Terminal = BodyFuture;
 
     fn terminal(self) -> BodyFuture {
-        BodyFuture::new(&self.registry, self.exec, self.cancel)
+        BodyFuture::new(&self.registry, self.exec, self.cancel.into_inner())
     }
 
     fn execution_ref(&self) -> &Arc<Execution> {

@@ -83,7 +83,7 @@ impl BodyFuture {
     pub(crate) fn new(
         registry: &Registry,
         exec: Arc<Execution>,
-        wrapper: CancellationToken,
+        wrapper: Option<CancellationToken>,
     ) -> BodyFuture {
         let settled = |result: ToolResult, exec: &Execution| BodyFuture {
             state: State::Settled {
@@ -91,25 +91,27 @@ impl BodyFuture {
             },
             guard: None,
         };
-        let caller = &exec.caller;
         // Without a wrapper that replaced it, the request's token is the caller's own: one
         // token to check and watch, not two (`==` is identity for tokens).
-        let same = wrapper == *caller;
-        if caller.is_cancelled() || (!same && wrapper.is_cancelled()) {
+        let same = wrapper.is_some() && exec.caller == wrapper;
+        if exec.is_cancelled() || (!same && wrapper.as_ref().is_some_and(|w| w.is_cancelled())) {
             return settled(ToolResult::aborted_before_dispatch(), &exec);
         }
         let Some(def) = resolve(registry, &exec) else {
             return settled(ToolResult::unknown_tool(exec.name().as_str()), &exec);
         };
         exec.state.body_invoked.store(true, Ordering::SeqCst);
-        let fused = wrapper.child_token();
-        let ctx = RunContext::new(
-            Arc::clone(&exec.info),
-            fused.clone(),
-            Arc::clone(&exec) as Arc<dyn RunHooks>,
-        );
+        // A call nobody can cancel gets a token of its own (one allocation, not a child's
+        // two).
+        let fused = wrapper
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
+        let ctx = RunContext::new(Arc::clone(&exec) as Arc<dyn RunHooks>, fused.clone());
         let body = CatchUnwind::new(def.call(exec.arguments().clone(), ctx));
-        let caller = (!same).then(|| caller.clone().cancelled_owned());
+        let caller = match &exec.caller {
+            Some(caller) if !same => Some(caller.clone().cancelled_owned()),
+            _ => None,
+        };
         BodyFuture {
             guard: Some(DropGuard {
                 fused: fused.clone(),

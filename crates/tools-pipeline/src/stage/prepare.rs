@@ -7,6 +7,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
 use tools_json::{ErrorCode, JsonValue, Limits};
 use tools_registry::{CallInfo, ExecutionToken, ToolError, View};
 
@@ -125,8 +126,8 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     let visible = view.get(call.name()).cloned();
     let has_parent = call.parent.is_some();
     let collapsed = visible.is_some() && view.collapses(call.name(), has_parent);
-    let caller = call.cancel.unwrap_or_default();
-    let pre_aborted = caller.is_cancelled();
+    let caller = call.cancel;
+    let pre_aborted = caller.as_ref().is_some_and(CancellationToken::is_cancelled);
     let (arguments, arguments_error) = match call.arguments {
         Arguments::Json(args) => (args, None),
         Arguments::Refused(err) => (JsonValue::null(), Some(err)),
@@ -146,7 +147,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
         .root_call_id
         .unwrap_or_else(|| Arc::clone(&call.call_id));
     let exec = Arc::new(Execution {
-        info: Arc::new(CallInfo {
+        info: CallInfo {
             root_call_id: Arc::clone(&root_call_id),
             call_id: call.call_id,
             tool: call.name,
@@ -154,7 +155,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
             agent: call.agent,
             parent: call.parent,
             arguments,
-        }),
+        },
         root_call_id,
         arguments_ok: arguments_error.is_none(),
         caller,
@@ -254,7 +255,7 @@ pub(crate) async fn resume(
                     }
                 },
             };
-            if outcome == ApprovalOutcome::Cancelled && exec.caller.is_cancelled() {
+            if outcome == ApprovalOutcome::Cancelled && exec.is_cancelled() {
                 return settle(ToolResult::aborted_before_dispatch(), stacks, true);
             }
             match outcome {
@@ -270,7 +271,7 @@ pub(crate) async fn resume(
     if let Some(refusal) = refusal {
         return settle(ToolResult::failure(refusal), stacks, true);
     }
-    if exec.caller.is_cancelled() {
+    if exec.is_cancelled() {
         return settle(ToolResult::aborted_before_dispatch(), stacks, true);
     }
     Prepared::Dispatch(Ready { exec, stacks })
@@ -282,7 +283,8 @@ fn approval_request(exec: &Execution, reason: Option<String>) -> Option<Approval
         tool: exec.name().clone(),
         call_id: Arc::clone(&exec.info.call_id),
         reason,
-        cancel: exec.caller.clone(),
+        // A call without a token still gives the service one (never cancelled).
+        cancel: exec.caller.clone().unwrap_or_default(),
     })
 }
 

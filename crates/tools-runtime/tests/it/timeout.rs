@@ -60,9 +60,7 @@ async fn q01_q02_without_a_budget_nothing_changes_and_fast_tools_succeed() {
     let s = Arc::clone(&seen);
     runtime
         .on_post_execute(from_fn(move |r: PostRequest, n: PostNext| {
-            s.lock()
-                .unwrap()
-                .push(r.execution().caller_cancellation().is_cancelled());
+            s.lock().unwrap().push(r.execution().is_cancelled());
             async move { n.run(r).await }
         }))
         .keep();
