@@ -68,7 +68,7 @@ impl Drop for DropGuard {
             tracing::warn!(
                 tool = %self.exec.name(),
                 call_id = self.exec.call_id(),
-                "tool {:?} ({}): a wrapper dropped the running body; its cancellation token is cancelled",
+                "tool {:?} ({}): the running body was dropped before it settled (a wrapper or the caller stopped polling it); its cancellation token is cancelled",
                 self.exec.name().as_str(),
                 self.exec.call_id()
             );
