@@ -81,13 +81,17 @@ fn main() {
     registry.register(noop()).unwrap().keep();
     let pipeline = Pipeline::new(registry);
     let ids: Vec<String> = (0..CALLS).map(|i| format!("call-{i}")).collect();
-    let (bytes, blocks) = allocated(CALLS, |i| {
-        let id = ids[i as usize].as_str();
-        let call = ToolCall::new(id, "noop", black_box(&args).clone()).unwrap();
-        let result = now(pipeline.execute(call));
-        assert!(!result.is_error());
-        black_box(result);
-    });
+    // One sequential call of `noop` per iteration, with its own id and argument clone.
+    let calls = |pipeline: &Pipeline| {
+        allocated(CALLS, |i| {
+            let id = ids[i as usize].as_str();
+            let call = ToolCall::new(id, "noop", black_box(&args).clone()).unwrap();
+            let result = now(pipeline.execute(call));
+            assert!(!result.is_error());
+            black_box(result);
+        })
+    };
+    let (bytes, blocks) = calls(&pipeline);
 
     // The same call with one pass-through hook in each waterfall: each adds at most its
     // boxed future.
@@ -101,13 +105,7 @@ fn main() {
     hooked
         .on_post_execute(from_fn(|req, next| async move { next.run(req).await }))
         .keep();
-    let (_, hooked_blocks) = allocated(CALLS, |i| {
-        let id = ids[i as usize].as_str();
-        let call = ToolCall::new(id, "noop", black_box(&args).clone()).unwrap();
-        let result = now(hooked.execute(call));
-        assert!(!result.is_error());
-        black_box(result);
-    });
+    let (_, hooked_blocks) = calls(&hooked);
     println!(
         "alloc_hooks blocks_per_call={} blocks_per_hook={}",
         hooked_blocks / CALLS,

@@ -114,27 +114,20 @@ async fn a_layer_registered_before_a_hook_change_is_the_same_service_after_it() 
     runtime
         .on_execute(layer(tower::limit::ConcurrencyLimitLayer::new(1)))
         .keep();
-    let first = tokio::spawn({
+    let spawn_held = |id: u64| {
         let runtime = runtime.clone();
-        async move {
-            runtime
-                .execute(ToolCall::new("a", "held", json!({"id": 1})).unwrap())
-                .await
-        }
-    });
+        tokio::spawn(async move {
+            let call = ToolCall::new(format!("c{id}"), "held", json!({ "id": id })).unwrap();
+            runtime.execute(call).await
+        })
+    };
+    let first = spawn_held(1);
     settle().await;
     // A hook change while the first body holds the only permit.
     runtime
         .on_post_execute(from_fn(|req, next| async move { next.run(req).await }))
         .keep();
-    let second = tokio::spawn({
-        let runtime = runtime.clone();
-        async move {
-            runtime
-                .execute(ToolCall::new("b", "held", json!({"id": 2})).unwrap())
-                .await
-        }
-    });
+    let second = spawn_held(2);
     settle().await;
     assert_eq!(
         *entered.lock().unwrap(),
