@@ -36,7 +36,9 @@ impl<S, R> fmt::Debug for LayerHook<S, R> {
 /// service fits, `Clone` or not: the hook keeps it behind an async mutex, held only while
 /// the service gets ready and its `call` returns its future (never while that future runs).
 /// Readiness is therefore taken in arrival order, which is what a limiter wants; the cost
-/// is one uncontended lock per call, and one boxed future.
+/// is one lock per call (held only while the service gets ready, so calls on several
+/// threads contend for it only that long), and one boxed future. A hook written with
+/// [`crate::from_fn`] takes no lock.
 ///
 /// The service's errors become the call's failure: a [`ToolError`] keeps its code,
 /// `tower::timeout::error::Elapsed` is `TOOL_TIMEOUT`, any other error is a plain message
