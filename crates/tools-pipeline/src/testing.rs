@@ -9,10 +9,12 @@
 //! - **non-empty identity** at publication (name and call id).
 //!
 //! Results are immutable by construction (there is no `&mut` access to a published
-//! result), so the checker records only the facts above. Violations are collected; when the
-//! checker's state is dropped (with the pipeline's hooks) and violations exist, it panics,
-//! so a test that forgets to call [`InvariantChecker::assert_clean`] still fails. The
-//! checker also reports executions that entered a stage but never published a result.
+//! result), so the checker records only the facts above. Violations are collected and
+//! reported when the last handle of the checker is dropped, normally at the end of the test
+//! that holds it: a test that forgets [`InvariantChecker::assert_clean`] still fails, and a
+//! hook that keeps the pipeline alive (a closure capturing the runtime) cannot silence the
+//! check. The checker also reports executions that entered a stage but never published a
+//! result.
 
 // Test support reports a violated invariant the way tests fail: by panicking.
 #![allow(clippy::panic)]
@@ -99,19 +101,24 @@ impl Shared {
     }
 }
 
-impl Drop for Shared {
+/// The handles' shared part: reports the problems when the last handle is dropped.
+struct Guard(Arc<Shared>);
+
+impl Drop for Guard {
     fn drop(&mut self) {
-        let problems = self.problems();
+        let problems = self.0.problems();
         if !problems.is_empty() && !std::thread::panicking() {
             panic!("pipeline invariants violated: {}", problems.join("; "));
         }
     }
 }
 
-/// Checks a pipeline's invariants; see the module docs.
+/// Checks a pipeline's invariants; see the module docs. Hold it (or a clone) for as long
+/// as the test runs: dropping the last handle reports the violations.
 #[derive(Clone)]
+#[must_use = "the checker reports when its last handle is dropped: hold it until the test ends"]
 pub struct InvariantChecker {
-    shared: Arc<Shared>,
+    guard: Arc<Guard>,
 }
 
 impl InvariantChecker {
@@ -130,18 +137,20 @@ impl InvariantChecker {
                 Probe::Published => s.publish(token, exec.name().as_str(), exec.call_id()),
             }
         }));
-        InvariantChecker { shared }
+        InvariantChecker {
+            guard: Arc::new(Guard(shared)),
+        }
     }
 
     /// Every violation so far (stage order, publications) and every execution that entered
     /// a stage without publishing.
     pub fn violations(&self) -> Vec<String> {
-        self.shared.problems()
+        self.guard.0.problems()
     }
 
     /// How many results were published.
     pub fn published(&self) -> usize {
-        self.shared.with(|state| state.published.values().sum())
+        self.guard.0.with(|state| state.published.values().sum())
     }
 
     /// Panics with every violation, if any.
@@ -210,11 +219,14 @@ mod tests {
         s.publish(d, "t", "c");
         let problems = s.problems();
         assert_eq!(problems.len(), 5, "{problems:?}");
-        // Keep the drop check from firing in this test.
-        s.with(|state| {
-            state.violations.clear();
-            state.stages.clear();
-        });
+    }
+
+    #[test]
+    #[should_panic(expected = "published no result")]
+    fn the_last_handle_reports_when_it_is_dropped() {
+        let s = shared();
+        s.enter(ExecutionToken::mint(), Stage::Pre);
+        drop(Guard(Arc::new(s)));
     }
 
     #[test]
@@ -222,6 +234,5 @@ mod tests {
         let s = shared();
         s.enter(ExecutionToken::mint(), Stage::Pre);
         assert_eq!(s.problems().len(), 1);
-        s.with(|state| state.stages.clear());
     }
 }

@@ -205,8 +205,7 @@ async fn f09_a_panicking_body_is_an_error_result() {
 async fn the_pipeline_is_a_tower_service_that_never_fails() {
     use tower::ServiceExt;
     let (_registry, pipeline) = setup();
-    let result: ToolResult = pipeline
-        .clone()
+    let result: ToolResult = Pipeline::clone(&pipeline)
         .oneshot(call("echo", json!({"text": "svc"})))
         .await
         .unwrap();

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::json;
-use tools_pipeline::{DispatchRequest, ErrorCode, Pipeline, ToolResult, layer};
+use tools_pipeline::{DispatchRequest, ErrorCode, ToolResult, layer};
 use tools_registry::ToolError;
 use tower::{Layer, Service};
 
@@ -235,7 +235,7 @@ fn a_tracing_metrics_layer_sees_every_call() {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let (_registry, pipeline): (_, Pipeline) = setup();
+            let (_registry, pipeline) = setup();
             pipeline.on_execute(layer(MetricsLayer)).keep();
             let _ = pipeline.execute(call("echo", json!({"text": "a"}))).await;
             let _ = pipeline.execute(call("nope", json!({}))).await;

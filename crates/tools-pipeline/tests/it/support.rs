@@ -13,18 +13,35 @@ use tools_registry::{AgentScope, OutputDecl, Registry, ToolDefinition, define_to
 use tools_schema::{Schema, params};
 
 /// A registry with `echo` and a pipeline over it, with the invariant checker installed
-/// (it fails the test when the pipeline is dropped with a violation).
-pub(crate) fn setup() -> (Registry, Pipeline) {
+/// (it fails the test when the last handle is dropped, at the test's end, with a violation).
+pub(crate) fn setup() -> (Registry, Checked) {
     let registry = Registry::new();
     registry.register(echo()).unwrap().keep();
     (registry.clone(), checked(registry))
 }
 
 /// A pipeline over `registry` with the invariant checker installed.
-pub(crate) fn checked(registry: Registry) -> Pipeline {
+pub(crate) fn checked(registry: Registry) -> Checked {
     let pipeline = Pipeline::new(registry);
-    let _checker = tools_pipeline::testing::InvariantChecker::install(&pipeline);
-    pipeline
+    let checker = tools_pipeline::testing::InvariantChecker::install(&pipeline);
+    Checked { pipeline, checker }
+}
+
+/// A pipeline with its invariant checker: derefs to the pipeline; the check runs when the
+/// last clone is dropped, which is when the test that holds it ends.
+#[derive(Clone)]
+pub(crate) struct Checked {
+    pipeline: Pipeline,
+    #[allow(dead_code)] // held for its drop
+    checker: tools_pipeline::testing::InvariantChecker,
+}
+
+impl std::ops::Deref for Checked {
+    type Target = Pipeline;
+
+    fn deref(&self) -> &Pipeline {
+        &self.pipeline
+    }
 }
 
 #[derive(Deserialize)]

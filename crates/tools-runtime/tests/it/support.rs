@@ -133,13 +133,31 @@ pub(crate) async fn settle() {
     }
 }
 
-pub(crate) fn runtime_with_cap(cap: usize) -> ToolRuntime {
+/// A runtime with the pipeline's invariant checker installed; the check runs when the last
+/// clone is dropped, which is when the test that holds it ends.
+pub(crate) fn runtime_with_cap(cap: usize) -> Checked {
     let runtime = ToolRuntime::builder()
         .max_parallel_tool_calls(cap)
         .build()
         .unwrap();
-    let _checker = tools_pipeline::testing::InvariantChecker::install(runtime.pipeline());
-    runtime
+    let checker = tools_pipeline::testing::InvariantChecker::install(runtime.pipeline());
+    Checked { runtime, checker }
+}
+
+/// A runtime with its invariant checker: derefs to the runtime.
+#[derive(Clone)]
+pub(crate) struct Checked {
+    runtime: ToolRuntime,
+    #[allow(dead_code)] // held for its drop
+    checker: tools_pipeline::testing::InvariantChecker,
+}
+
+impl std::ops::Deref for Checked {
+    type Target = ToolRuntime;
+
+    fn deref(&self) -> &ToolRuntime {
+        &self.runtime
+    }
 }
 
 pub(crate) fn call(n: usize, name: &str, id: &str) -> tools_runtime::ToolCall {
