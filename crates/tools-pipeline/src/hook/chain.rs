@@ -35,6 +35,11 @@ pub(crate) mod sealed {
         fn terminal(self) -> Self::Terminal;
         /// The execution (for scoped hooks).
         fn execution_ref(&self) -> &Arc<Execution>;
+        /// The token that cancels this request's work: for the execute waterfall the one
+        /// the body will see, else the caller's.
+        fn cancel_ref(&self) -> Option<&tokio_util::sync::CancellationToken> {
+            self.execution_ref().caller.as_ref()
+        }
         /// Where a tower layer's request carries the rest of the chain.
         fn next_slot(&mut self) -> &mut Option<super::Next<Self>>
         where

@@ -40,6 +40,11 @@ impl<S, R> fmt::Debug for LayerHook<S, R> {
 /// threads contend for it only that long), and one boxed future. A hook written with
 /// [`crate::from_fn`] takes no lock.
 ///
+/// While a call waits for the service to get ready (a limit's permit, a rate window), its
+/// cancellation ends the wait: the call fails with `ABORTED_BEFORE_DISPATCH` and never
+/// reaches the service. A `run_code` call that holds the only permit of a limit its own
+/// sub-calls wait for therefore still ends when it is cancelled or times out.
+///
 /// The service's errors become the call's failure: a [`ToolError`] keeps its code,
 /// `tower::timeout::error::Elapsed` is `TOOL_TIMEOUT`, any other error is a plain message
 /// (no code).
@@ -86,13 +91,30 @@ where
     fn call(&self, mut request: R, next: Next<R>) -> HookFuture<R::Response> {
         *request.next_slot() = Some(next);
         let service = Arc::clone(&self.service);
+        let cancel = request.cancel_ref().cloned();
         Box::pin(async move {
-            let future = {
+            let ready = async {
                 let mut service = service.lock().await;
                 poll_fn(|cx| service.poll_ready(cx))
                     .await
                     .map_err(|e| layer_error(e.into()))?;
-                service.call(request)
+                Ok::<_, ToolError>(service.call(request))
+            };
+            // Waiting for readiness (a limit's permit, a rate window) gives way to the
+            // call's cancellation: a call never waits on a layer after it was cancelled,
+            // so a run that holds a permit its own sub-calls wait for can still end.
+            let future = match cancel {
+                None => ready.await?,
+                Some(cancel) => tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => {
+                        return Err(ToolError::with_code(
+                            ErrorCode::AbortedBeforeDispatch,
+                            "tool call aborted before dispatch (cancelled while waiting for a layer)",
+                        ));
+                    }
+                    ready = ready => ready?,
+                },
             };
             future.await.map_err(|e| layer_error(e.into()))
         })

@@ -115,6 +115,10 @@ impl Sealed for DispatchRequest {
         &self.exec
     }
 
+    fn cancel_ref(&self) -> Option<&CancellationToken> {
+        self.cancel.get().or(self.exec.caller.as_ref())
+    }
+
     fn next_slot(&mut self) -> &mut Option<DispatchNext> {
         &mut self.next
     }

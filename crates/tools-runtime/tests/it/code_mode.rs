@@ -297,3 +297,45 @@ async fn an_agent_run_reports_its_sub_calls_to_the_dispatch_sink() {
     assert_eq!(result.text(), "echo:a,echo:b");
     assert!(recorder.events.lock().unwrap().is_empty());
 }
+
+/// A limit of one body at a time counts `run_code` and its sub-calls alike: the program's
+/// sub-call waits for the permit its own run holds. Cancelling the outer call must still
+/// end the run (the sub-call stops waiting on the layer), not leave it waiting forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_call_waiting_on_a_limit_its_run_holds_ends_with_the_outer_call() {
+    let runtime = code_runtime(PresentationMode::Code);
+    runtime
+        .on_execute(tools_pipeline::layer(
+            tower::limit::ConcurrencyLimitLayer::new(1),
+        ))
+        .keep();
+    let reached = Arc::new(tokio::sync::Notify::new());
+    let r = Arc::clone(&reached);
+    runtime
+        .on_pre_execute(tools_pipeline::from_fn(
+            move |req: tools_pipeline::PreRequest, next: tools_pipeline::PreNext| {
+                if req.execution().parent().is_some() {
+                    r.notify_one();
+                }
+                next.run(req)
+            },
+        ))
+        .keep();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let call =
+        run_code("c1", "return await tools.echo({ text: 'x' });").with_cancellation(cancel.clone());
+    let running = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.execute(call).await }
+    });
+    // The sub-call passed pre-execute: it is on its way to the limit its run holds.
+    reached.notified().await;
+    crate::support::settle().await;
+    cancel.cancel();
+    // The bound turns a regression (the run never ends) into a failure, not a hang.
+    let result = tokio::time::timeout(std::time::Duration::from_secs(60), running)
+        .await
+        .expect("the run never ended")
+        .unwrap();
+    assert!(result.is_error(), "{result:?}");
+}

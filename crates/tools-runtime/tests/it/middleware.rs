@@ -142,6 +142,57 @@ async fn a_layer_registered_before_a_hook_change_is_the_same_service_after_it() 
     assert!(!second.await.unwrap().is_error());
 }
 
+#[tokio::test(flavor = "current_thread")]
+async fn a_call_cancelled_while_it_waits_on_a_limit_stops_waiting() {
+    let runtime = ToolRuntime::new();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let g = Arc::clone(&gate);
+    runtime
+        .register(
+            ToolDefinition::builder("held", "waits for the test")
+                .output(OutputDecl::text(json!({"type": "string"})))
+                .body(move |_args, _ctx| {
+                    let g = Arc::clone(&g);
+                    async move {
+                        g.notified().await;
+                        Ok(json!("ok"))
+                    }
+                })
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+        .keep();
+    runtime
+        .on_execute(layer(tower::limit::ConcurrencyLimitLayer::new(1)))
+        .keep();
+    let holder = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.execute(call("c1", "held")).await }
+    });
+    settle().await;
+    let cancel = CancellationToken::new();
+    let waiter = tokio::spawn({
+        let runtime = runtime.clone();
+        let call = call("c2", "held").with_cancellation(cancel.clone());
+        async move { runtime.execute(call).await }
+    });
+    settle().await;
+    cancel.cancel();
+    // The bound turns a regression (the call waits for the permit) into a failure.
+    let waited = tokio::time::timeout(Duration::from_secs(60), waiter)
+        .await
+        .expect("the cancelled call still waits on the limit")
+        .unwrap();
+    assert_eq!(
+        waited.error_code(),
+        Some(ErrorCode::AbortedBeforeDispatch),
+        "{waited:?}"
+    );
+    gate.notify_one();
+    assert!(!holder.await.unwrap().is_error());
+}
+
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_rate_limit_fits_and_keeps_its_window() {
     let runtime = ToolRuntime::new();
