@@ -86,12 +86,14 @@ async fn a_concurrency_limit_holds_while_other_hooks_come_and_go() {
     assert_eq!(most.load(Ordering::SeqCst), 1, "two bodies ran at once");
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn a_layer_registered_before_a_hook_change_is_the_same_service_after_it() {
-    let runtime = ToolRuntime::new();
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let entered = Arc::new(Mutex::new(Vec::<String>::new()));
-    let (g, e) = (Arc::clone(&gate), Arc::clone(&entered));
+/// Registers `held` (a body that logs its `id` argument into `entered` and waits for
+/// `gate`) behind a concurrency limit of one.
+fn limited_held_tool(
+    runtime: &ToolRuntime,
+    gate: &Arc<tokio::sync::Notify>,
+    entered: &Arc<Mutex<Vec<String>>>,
+) {
+    let (g, e) = (Arc::clone(gate), Arc::clone(entered));
     runtime
         .register(
             ToolDefinition::builder("held", "waits for the test")
@@ -114,6 +116,14 @@ async fn a_layer_registered_before_a_hook_change_is_the_same_service_after_it() 
     runtime
         .on_execute(layer(tower::limit::ConcurrencyLimitLayer::new(1)))
         .keep();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_layer_registered_before_a_hook_change_is_the_same_service_after_it() {
+    let runtime = ToolRuntime::new();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let entered = Arc::new(Mutex::new(Vec::<String>::new()));
+    limited_held_tool(&runtime, &gate, &entered);
     let spawn_held = |id: u64| {
         let runtime = runtime.clone();
         tokio::spawn(async move {
@@ -146,26 +156,7 @@ async fn a_layer_registered_before_a_hook_change_is_the_same_service_after_it() 
 async fn a_call_cancelled_while_it_waits_on_a_limit_stops_waiting() {
     let runtime = ToolRuntime::new();
     let gate = Arc::new(tokio::sync::Notify::new());
-    let g = Arc::clone(&gate);
-    runtime
-        .register(
-            ToolDefinition::builder("held", "waits for the test")
-                .output(OutputDecl::text(json!({"type": "string"})))
-                .body(move |_args, _ctx| {
-                    let g = Arc::clone(&g);
-                    async move {
-                        g.notified().await;
-                        Ok(json!("ok"))
-                    }
-                })
-                .build()
-                .unwrap(),
-        )
-        .unwrap()
-        .keep();
-    runtime
-        .on_execute(layer(tower::limit::ConcurrencyLimitLayer::new(1)))
-        .keep();
+    limited_held_tool(&runtime, &gate, &Arc::default());
     let holder = tokio::spawn({
         let runtime = runtime.clone();
         async move { runtime.execute(call("c1", "held")).await }
