@@ -3,21 +3,26 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod code;
+mod deep;
 mod error;
+mod limits;
+mod lossless;
 mod parse;
 mod path;
 mod schema;
+mod text;
 mod value;
 mod violation;
 
 pub use code::{ErrorCode, UnknownErrorCode};
+pub use deep::{clone_deep, drop_deep, eq_deep};
 pub use error::Error;
+pub use limits::{DEFAULT_MAX_DEPTH, Limits};
+pub use lossless::{canonicalize_numbers, is_lossless, is_negative_zero};
 pub use path::{Path, Segment};
 pub use schema::{CompiledSchema, check_schema, is_schema_supported};
-pub use value::{
-    DEFAULT_MAX_DEPTH, JsonValue, Limits, canonicalize_numbers, clone_deep, drop_deep, eq_deep,
-    is_lossless, is_negative_zero, to_compact_string, to_pretty_capped,
-};
+pub use text::{to_compact_string, to_pretty_capped};
+pub use value::JsonValue;
 pub use violation::{
     JsonType, LosslessScope, Violation, ViolationFamily, ViolationKind, Violations,
 };

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::value::drop_deep;
+use crate::deep::drop_deep;
 
 /// What went wrong, spelled as `serde_json` spells it.
 #[derive(Clone, Copy)]

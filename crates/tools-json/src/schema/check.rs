@@ -14,7 +14,7 @@
 use serde_json::{Map, Value};
 
 use super::keys::{Key, Keys};
-use crate::value::{Step, materialize_path};
+use crate::lossless::{Step, materialize_path};
 use crate::{JsonType, Limits, Violation, ViolationKind, Violations, is_lossless};
 
 /// Which constraint keywords each type admits.

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 
 use super::compile::PropertyMap;
 use super::{Node, NodeId, is_integer, json_scalar_eq};
-use crate::value::{Step, materialize_path};
+use crate::lossless::{Step, materialize_path};
 use crate::{JsonType, LosslessScope, Violation, ViolationKind, Violations, is_lossless};
 
 enum Task<'a> {
