@@ -224,32 +224,26 @@ impl Parser<'_> {
             }
             Some(_) => return Err(bad(i, false)),
         }
-        if byte(i) == Some(b'.') {
-            i += 1;
-            match byte(i) {
-                Some(b'0'..=b'9') => {
-                    while let Some(b'0'..=b'9') = byte(i) {
-                        i += 1;
-                    }
+        // One digit or more from `i`: the index past them.
+        let digits = |mut i: usize| match byte(i) {
+            Some(b'0'..=b'9') => {
+                while let Some(b'0'..=b'9') = byte(i) {
+                    i += 1;
                 }
-                None => return Err(bad(i, true)),
-                Some(_) => return Err(bad(i, false)),
+                Ok(i)
             }
+            None => Err(bad(i, true)),
+            Some(_) => Err(bad(i, false)),
+        };
+        if byte(i) == Some(b'.') {
+            i = digits(i + 1)?;
         }
         if let Some(b'e' | b'E') = byte(i) {
             i += 1;
             if let Some(b'+' | b'-') = byte(i) {
                 i += 1;
             }
-            match byte(i) {
-                Some(b'0'..=b'9') => {
-                    while let Some(b'0'..=b'9') = byte(i) {
-                        i += 1;
-                    }
-                }
-                None => return Err(bad(i, true)),
-                Some(_) => return Err(bad(i, false)),
-            }
+            i = digits(i)?;
         }
         // The lexeme is well formed; `serde_json` converts it (exact integers, round-trip
         // floats) and refuses what is out of range.
