@@ -721,10 +721,13 @@ mod tests {
                 .contains("[0].description: expected a string, found a number")
         );
         let e = err(
-            r#"[{"name": "ok", "parameters": {}}, {"name": "b", "parameters": {"type": "object", "properties": {"x": {"type": "string", "format": "uri"}}}}]"#,
+            r#"[{"name": "ok", "parameters": {}}, {"name": "b", "parameters": {"type": "object", "properties": {"x": {"type": "string", "contentEncoding": "base64"}}}}]"#,
         );
         assert!(e.contains("tool \"b\" ([1]): parameters is outside"), "{e}");
-        assert!(e.contains("[1].parameters.properties.x.format"), "{e}");
+        assert!(
+            e.contains("[1].parameters.properties.x.contentEncoding"),
+            "{e}"
+        );
         let e = err(
             r#"[{"name": "c", "parameters": {}, "output": {"type": "number", "enum": [-0.0]}}]"#,
         );

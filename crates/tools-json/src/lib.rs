@@ -24,7 +24,7 @@ pub use schema::{CompiledSchema, check_schema, is_schema_supported};
 pub use text::{to_compact_string, to_pretty_capped};
 pub use value::JsonValue;
 pub use violation::{
-    JsonType, LosslessScope, Violation, ViolationFamily, ViolationKind, Violations,
+    CountUnit, JsonType, LosslessScope, Violation, ViolationFamily, ViolationKind, Violations,
 };
 
 /// Re-export of `serde_json`, whose `Value` is the raw JSON type of the whole workspace.

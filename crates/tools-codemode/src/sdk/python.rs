@@ -79,7 +79,7 @@ The tools available to the program:";
 /// assert_eq!(json_schema_to_py(&json!({"oneOf": [{"type": "string"}, {"type": "null"}]})), "str | None");
 /// assert_eq!(json_schema_to_py(&json!({"type": "integer", "enum": [1152921504606846976u64]})), "Literal[1152921504606846976]");
 /// assert_eq!(json_schema_to_py(&json!({"type": "array", "items": {"type": "object"}})), "list[dict[str, Any]]");
-/// assert_eq!(json_schema_to_py(&json!({"type": "string", "format": "uri"})), "Any");
+/// assert_eq!(json_schema_to_py(&json!({"type": "string", "contentEncoding": "base64"})), "Any");
 /// ```
 pub fn json_schema_to_py(schema: &Value) -> String {
     let mut writer = Writer::new(Mode::ContextFree);
@@ -279,7 +279,7 @@ impl Writer {
                 depth: 1,
             });
             let mut head = String::new();
-            if let Some(comment) = description_of(child).and_then(comment_text) {
+            if let Some(comment) = description_of(child).and_then(|d| comment_text(&d)) {
                 head.push_str("    # ");
                 head.push_str(&comment);
                 head.push('\n');

@@ -1,6 +1,7 @@
 //! Text helpers shared by both renderers: JavaScript white space, literals, number digits,
 //! descriptions, and the tool order.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde_json::{Number, Value};
@@ -40,9 +41,53 @@ pub(crate) fn collapse_js_whitespace(text: &str) -> String {
     out
 }
 
-/// The schema's `description`, when it is a string.
-pub(crate) fn description_of(schema: &Value) -> Option<&str> {
-    schema.get("description").and_then(Value::as_str)
+/// The keywords a property's doc comment states after its description (the bounds of
+/// decision 27 and the `format` annotation), in this order.
+const NOTED: [&str; 14] = [
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+];
+
+/// A property's doc text: its `description`, then its bounds and `format` in parentheses
+/// (`Lines to read. (minimum: 1, maximum: 500)`), so that the model reading the SDK sees
+/// what validation will hold the value to. Bounds are not types in TypeScript or Python, so
+/// they are stated, not typed. `None` when there is neither.
+pub(crate) fn description_of(schema: &Value) -> Option<Cow<'_, str>> {
+    let description = schema.get("description").and_then(Value::as_str);
+    let Some(map) = schema.as_object() else {
+        return description.map(Cow::Borrowed);
+    };
+    let mut note = String::new();
+    for key in NOTED {
+        let Some(value) = map.get(key) else { continue };
+        if !note.is_empty() {
+            note.push_str(", ");
+        }
+        note.push_str(key);
+        note.push_str(": ");
+        match value {
+            // `format` reads better bare; a pattern keeps its quotes.
+            Value::String(s) if key == "format" => note.push_str(s),
+            other => note.push_str(&other.to_string()),
+        }
+    }
+    match (description, note.is_empty()) {
+        (description, true) => description.map(Cow::Borrowed),
+        (None, false) => Some(Cow::Owned(format!("({note})"))),
+        (Some(text), false) => Some(Cow::Owned(format!("{text} ({note})"))),
+    }
 }
 
 /// A string as a JSON (and so JavaScript and Python) string literal.
@@ -114,6 +159,39 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn bounds_and_format_follow_the_description() {
+        let schema =
+            json!({"type": "integer", "description": "Lines.", "minimum": 1, "maximum": 500});
+        assert_eq!(
+            description_of(&schema).as_deref(),
+            Some("Lines. (minimum: 1, maximum: 500)")
+        );
+        let schema = json!({"type": "string", "pattern": "^a|b$", "format": "uri", "minLength": 1});
+        assert_eq!(
+            description_of(&schema).as_deref(),
+            Some(r#"(minLength: 1, pattern: "^a|b$", format: uri)"#)
+        );
+        assert_eq!(description_of(&json!({"type": "string"})), None);
+        assert_eq!(
+            description_of(&json!({"description": "d"})).as_deref(),
+            Some("d")
+        );
+        let ts = crate::json_schema_to_ts(
+            &json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}),
+            0,
+        );
+        assert!(ts.contains("/** (minimum: 1) */"), "{ts}");
+        let tool = crate::ToolSdkSchema::new(
+            "t",
+            "T.",
+            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 2, "description": "N."}}}),
+            json!({"type": "null"}),
+        );
+        let py = crate::Language::Python.render_declarations(&[tool]);
+        assert!(py.contains("# N. (minimum: 2)"), "{py}");
+    }
 
     fn n(v: Value) -> Number {
         v.as_number().cloned().unwrap()

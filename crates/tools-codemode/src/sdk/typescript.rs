@@ -173,7 +173,7 @@ fn object_task<'a>(
         stack.push(Task::Text(";\n"));
         stack.push(Task::Node(child, indent + 1));
         let mut head = String::new();
-        if let Some(doc) = description_of(child).and_then(doc_comment) {
+        if let Some(doc) = description_of(child).and_then(|d| doc_comment(&d)) {
             head.push_str(&member_pad);
             head.push_str(&doc);
             head.push('\n');
@@ -339,7 +339,7 @@ fn has_bar_or_amp(node: &Value, children: &[bool]) -> bool {
                 Some(properties) if !properties.is_empty() => {
                     open || children.iter().any(|c| *c)
                         || properties.iter().any(|(name, child)| {
-                            special(name) || description_of(child).is_some_and(special)
+                            special(name) || description_of(child).is_some_and(|d| special(&d))
                         })
                 }
                 _ => false,

@@ -58,6 +58,27 @@ fn tools_of(set: &Value) -> Vec<ToolSdkSchema> {
         .collect()
 }
 
+/// The reference's output where decision 27 changes it: the `edge` set's `broken` tool has
+/// the output schema `{"type": "string", "minLength": 1}`, outside the reference's subset
+/// (so its output degraded to `unknown` / `Any`) and inside ours (so it types as a string).
+/// Every other line is the reference's.
+fn amended(set: &str, declarations: &str) -> String {
+    if set != "edge" {
+        return declarations.to_owned();
+    }
+    let amended = declarations
+        .replace("  broken: unknown;", "  broken: string;")
+        .replace(
+            "async def broken(self, args: BrokenArgs) -> Any:",
+            "async def broken(self, args: BrokenArgs) -> str:",
+        );
+    assert_ne!(
+        amended, declarations,
+        "the amended lines are gone from the golden file"
+    );
+    amended
+}
+
 #[test]
 fn sdk_declaration_blocks_match_the_reference() {
     let sets = cases("sdk-sections.json");
@@ -70,7 +91,8 @@ fn sdk_declaration_blocks_match_the_reference() {
             (Language::Python, "python", "python"),
         ] {
             let golden = &set[key];
-            let expected = golden["declarations"].as_str().unwrap();
+            let expected = amended(name, golden["declarations"].as_str().unwrap());
+            let expected = expected.as_str();
             assert_eq!(
                 language.render_declarations(&tools),
                 expected,

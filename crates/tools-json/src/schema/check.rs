@@ -1,18 +1,22 @@
 //! The support check: every way a raw schema leaves the enforced subset.
 //!
 //! The walk is depth-first in document order and collects every violation. For one node
-//! it reports, in this order: a node that is not an object (and stops); unknown keywords
-//! and non-lossless `default`/`examples`, in key order; a non-string `description`, then
-//! `title`; `type` beside `oneOf` (and stops); constraint keywords without `type` or
-//! `oneOf`, in the fixed order `properties, required, additionalProperties, items, enum,
-//! const` (and stops); for `oneOf`, a malformed list or its branches, then the constraint
-//! keywords beside it; a bad `type` (and stops); keywords on the wrong type (whose
-//! subtrees are not visited); then per type: an object's `properties` shape, its property
+//! it reports, in this order: a node that is not an object (and stops); unknown keywords,
+//! non-lossless `default`/`examples`, a non-string `format`/`$schema`/`$id`/`$comment`
+//! and a non-boolean `deprecated`/`readOnly`/`writeOnly`, in key order; a non-string
+//! `description`, then `title`; `type` beside `oneOf` (and stops); constraint keywords
+//! without `type` or `oneOf`, in the fixed order `properties, required,
+//! additionalProperties, items, enum, const`, then malformed bound keywords (bounds need
+//! no type; see [`super::bounds`]) (and stops); for `oneOf`, a malformed list or its
+//! branches, then the constraint and bound keywords beside it; a bad `type` (and stops);
+//! keywords on the wrong type (whose subtrees are not visited), then bound keywords on the
+//! wrong type or malformed, in the bounds' fixed order; then per type: an object's `properties` shape, its property
 //! schemas, then `required` and `additionalProperties`; an array's `items`; a scalar's
 //! `enum`, `const`, and `const` ∈ `enum`.
 
 use serde_json::{Map, Value};
 
+use super::bounds;
 use super::keys::{Key, Keys};
 use crate::lossless::{Step, materialize_path};
 use crate::{JsonType, Limits, Violation, ViolationKind, Violations, is_lossless};
@@ -97,7 +101,13 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                     Key::Data if !annotation_ok(value, limits) => {
                         pending.push((name, ViolationKind::AnnotationNotLossless));
                     }
-                    Key::Data | Key::Known => {}
+                    Key::Text if !value.is_string() => {
+                        pending.push((name, ViolationKind::AnnotationNotString));
+                    }
+                    Key::Flag if !value.is_boolean() => {
+                        pending.push((name, ViolationKind::AnnotationNotBoolean));
+                    }
+                    Key::Data | Key::Known | Key::Bound | Key::Text | Key::Flag => {}
                 });
                 for (name, kind) in pending {
                     report!(at, key name, kind);
@@ -132,6 +142,12 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                         for key in keys.constraints() {
                             report!(at, key key, ViolationKind::RequiresTypeOrOneOf);
                         }
+                        // Without a type, each bound applies to values of its own type.
+                        for (index, key, value) in keys.bounds() {
+                            if let Some(kind) = bounds::malformed(index, value) {
+                                report!(at, key key, kind);
+                            }
+                        }
                     }
                     continue;
                 };
@@ -155,6 +171,13 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                 for key in keys.constraints() {
                     if !admits(ty, key) {
                         report!(at, key key, ViolationKind::KeywordOnWrongType { ty });
+                    }
+                }
+                for (index, key, value) in keys.bounds() {
+                    if !bounds::family(index).is_some_and(|f| f.admits(ty)) {
+                        report!(at, key key, ViolationKind::KeywordOnWrongType { ty });
+                    } else if let Some(kind) = bounds::malformed(index, value) {
+                        report!(at, key key, kind);
                     }
                 }
                 match ty {
@@ -217,6 +240,9 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
             Task::BesideOneOf(map, at) => {
                 let keys = Keys::classify(map, |_, _, _| {});
                 for key in keys.constraints() {
+                    report!(at, key key, ViolationKind::BesideOneOf);
+                }
+                for (_, key, _) in keys.bounds() {
                     report!(at, key key, ViolationKind::BesideOneOf);
                 }
             }

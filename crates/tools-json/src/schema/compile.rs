@@ -3,6 +3,7 @@
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::bounds::Bounds;
 use super::keys::Keys;
 use crate::JsonType;
 
@@ -15,8 +16,8 @@ pub(crate) type NodeId = u32;
 /// One compiled schema node. Annotations are dropped: they never affect validation.
 #[derive(Debug)]
 pub(crate) enum Node {
-    /// No `type` and no `oneOf`: any lossless JSON.
-    Any,
+    /// No `type` and no `oneOf`: any lossless JSON (held to the bounds of its own type).
+    Any { bounds: Option<Box<Bounds>> },
     /// Exactly one branch must match.
     OneOf(Box<[NodeId]>),
     /// One of the five scalar types, with optional `enum` and `const`.
@@ -24,9 +25,13 @@ pub(crate) enum Node {
         ty: JsonType,
         allowed: Option<Box<[Value]>>,
         constant: Option<Value>,
+        bounds: Option<Box<Bounds>>,
     },
     /// An array, with an optional element schema.
-    Array { items: Option<NodeId> },
+    Array {
+        items: Option<NodeId>,
+        bounds: Option<Box<Bounds>>,
+    },
     /// An object.
     Object {
         /// Declared properties, in declaration order.
@@ -35,18 +40,19 @@ pub(crate) enum Node {
         /// (duplicates kept: each is reported).
         required: Box<[u32]>,
         closed: bool,
+        bounds: Option<Box<Bounds>>,
     },
 }
 
 /// Compiles a schema that passed the support check. Node 0 is the root. Iterative.
 pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
-    let mut nodes: Vec<Node> = vec![Node::Any];
+    let mut nodes: Vec<Node> = vec![Node::Any { bounds: None }];
     // Sized for a typical tool: growing from one element reallocates several times.
     let mut work: Vec<(&Value, usize)> = Vec::with_capacity(64);
     work.push((schema, 0));
     let alloc = |nodes: &mut Vec<Node>| -> NodeId {
         let id = nodes.len();
-        nodes.push(Node::Any);
+        nodes.push(Node::Any { bounds: None });
         NodeId::try_from(id).unwrap_or(NodeId::MAX)
     };
     while let Some((schema, slot)) = work.pop() {
@@ -54,6 +60,7 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
             continue;
         };
         let keys = Keys::classify(map, |_, _, _| {});
+        let bounds = Bounds::compile(&keys.bounds);
         let node = if let Some(branches) = keys.one_of.and_then(Value::as_array) {
             let ids: Vec<NodeId> = branches
                 .iter()
@@ -70,13 +77,14 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                 .and_then(Value::as_str)
                 .and_then(JsonType::from_name)
             {
-                None => Node::Any,
+                None => Node::Any { bounds },
                 Some(JsonType::Array) => Node::Array {
                     items: keys.items.map(|items| {
                         let id = alloc(&mut nodes);
                         work.push((items, id as usize));
                         id
                     }),
+                    bounds,
                 },
                 Some(JsonType::Object) => {
                     let mut properties = PropertyMap::default();
@@ -105,6 +113,7 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                         properties,
                         required,
                         closed: keys.additional == Some(&Value::Bool(false)),
+                        bounds,
                     }
                 }
                 Some(ty) => Node::Scalar {
@@ -114,6 +123,7 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                         .and_then(Value::as_array)
                         .map(|values| values.clone().into_boxed_slice()),
                     constant: keys.constant.cloned(),
+                    bounds,
                 },
             }
         };

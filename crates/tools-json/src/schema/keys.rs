@@ -16,6 +16,8 @@ pub(crate) struct Keys<'a> {
     pub(crate) constant: Option<&'a Value>,
     pub(crate) description: Option<&'a Value>,
     pub(crate) title: Option<&'a Value>,
+    /// The bound keywords, in [`super::bounds::KEYWORDS`] order.
+    pub(crate) bounds: [Option<&'a Value>; 13],
 }
 
 /// What a key of a node is.
@@ -24,6 +26,12 @@ pub(crate) enum Key {
     Known,
     /// `default` or `examples`: annotation data.
     Data,
+    /// A bound keyword (stored in [`Keys::bounds`]).
+    Bound,
+    /// An annotation that must be a string: `format`, `$schema`, `$id`, `$comment`.
+    Text,
+    /// An annotation that must be a boolean: `deprecated`, `readOnly`, `writeOnly`.
+    Flag,
     /// Anything else.
     Unknown,
 }
@@ -51,8 +59,24 @@ impl<'a> Keys<'a> {
                     each(name, value, Key::Data);
                     continue;
                 }
-                _ => {
-                    each(name, value, Key::Unknown);
+                "format" | "$schema" | "$id" | "$comment" => {
+                    each(name, value, Key::Text);
+                    continue;
+                }
+                "deprecated" | "readOnly" | "writeOnly" => {
+                    each(name, value, Key::Flag);
+                    continue;
+                }
+                other => {
+                    match super::bounds::index_of(other) {
+                        Some(i) => {
+                            if let Some(slot) = keys.bounds.get_mut(i) {
+                                *slot = Some(value);
+                            }
+                            each(name, value, Key::Bound);
+                        }
+                        None => each(name, value, Key::Unknown),
+                    }
                     continue;
                 }
             };
@@ -74,5 +98,15 @@ impl<'a> Keys<'a> {
         ]
         .into_iter()
         .filter_map(|(name, value)| value.map(|_| name))
+    }
+
+    /// The bound keywords present: their index in [`super::bounds::KEYWORDS`], name and
+    /// value.
+    pub(crate) fn bounds(&self) -> impl Iterator<Item = (usize, &'static str, &'a Value)> + '_ {
+        super::bounds::KEYWORDS
+            .iter()
+            .zip(self.bounds)
+            .enumerate()
+            .filter_map(|(i, ((name, _, _), value))| value.map(|v| (i, *name, v)))
     }
 }

@@ -1,9 +1,13 @@
 //! The enforced JSON Schema subset: support check, compilation and validation.
 
+mod bounds;
 mod check;
 mod compile;
 mod keys;
+mod number;
+mod pattern;
 mod supported;
+mod unique;
 mod validate;
 
 use std::fmt;
@@ -201,9 +205,10 @@ impl PartialEq for CompiledSchema {
 /// use tools_json::check_schema;
 /// use serde_json::json;
 ///
-/// let violations = check_schema(&json!({"type": "string", "pattern": "^a"}));
-/// assert_eq!(violations.len(), 1);
-/// assert_eq!(violations[0].path.to_string(), "schema.pattern");
+/// let violations = check_schema(&json!({"type": "integer", "pattern": "^a", "anyOf": []}));
+/// assert_eq!(violations.len(), 2);
+/// assert_eq!(violations[0].path.to_string(), "schema.anyOf");
+/// assert_eq!(violations[1].path.to_string(), "schema.pattern");
 /// ```
 pub fn check_schema(schema: &Value) -> Violations {
     check::check(schema, "schema", &Limits::default())
@@ -216,7 +221,8 @@ pub fn check_schema(schema: &Value) -> Violations {
 /// ```
 /// use serde_json::json;
 /// assert!(tools_json::is_schema_supported(&json!({"type": "string", "enum": ["a"]})));
-/// assert!(!tools_json::is_schema_supported(&json!({"type": "string", "pattern": "a+"})));
+/// assert!(tools_json::is_schema_supported(&json!({"type": "string", "pattern": "a+"})));
+/// assert!(!tools_json::is_schema_supported(&json!({"type": "string", "pattern": "(a)\\1"})));
 /// ```
 pub fn is_schema_supported(schema: &Value) -> bool {
     supported::is_supported(schema)

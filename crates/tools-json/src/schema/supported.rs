@@ -11,11 +11,13 @@
 
 use serde_json::{Map, Value};
 
+use super::bounds;
 use super::check::{admits, annotation_ok, is_scalar_of};
 use super::json_scalar_eq;
 use crate::{JsonType, Limits};
 
-/// The keywords of the subset.
+/// The keywords of the subset, besides the bounds ([`bounds::KEYWORDS`]) and the
+/// annotations checked by shape ([`TEXT_NOTES`], [`FLAG_NOTES`]).
 const KEYWORDS: [&str; 12] = [
     "type",
     "oneOf",
@@ -30,6 +32,11 @@ const KEYWORDS: [&str; 12] = [
     "default",
     "examples",
 ];
+
+/// Annotations that must be strings.
+const TEXT_NOTES: [&str; 4] = ["format", "$schema", "$id", "$comment"];
+/// Annotations that must be booleans.
+const FLAG_NOTES: [&str; 3] = ["deprecated", "readOnly", "writeOnly"];
 
 /// The constraint keywords (legal only with `type`, and each only on some types).
 const CONSTRAINTS: [&str; 6] = [
@@ -59,7 +66,27 @@ pub(crate) fn is_supported(schema: &Value) -> bool {
 
 /// Checks one schema object and pushes its child schemas.
 fn node_is_supported<'a>(map: &'a Map<String, Value>, stack: &mut Vec<&'a Value>) -> bool {
+    let mut has_bound = false;
     for (key, value) in map {
+        if let Some(index) = bounds::index_of(key) {
+            if bounds::malformed(index, value).is_some() {
+                return false;
+            }
+            has_bound = true;
+            continue;
+        }
+        if TEXT_NOTES.contains(&key.as_str()) {
+            if !value.is_string() {
+                return false;
+            }
+            continue;
+        }
+        if FLAG_NOTES.contains(&key.as_str()) {
+            if !value.is_boolean() {
+                return false;
+            }
+            continue;
+        }
         if !KEYWORDS.contains(&key.as_str()) {
             return false;
         }
@@ -75,7 +102,7 @@ fn node_is_supported<'a>(map: &'a Map<String, Value>, stack: &mut Vec<&'a Value>
         (Some(_), Some(_)) => false,
         (None, None) => !has_constraint,
         (None, Some(one_of)) => match one_of.as_array() {
-            Some(branches) if branches.len() >= 2 && !has_constraint => {
+            Some(branches) if branches.len() >= 2 && !has_constraint && !has_bound => {
                 stack.extend(branches.iter());
                 true
             }
@@ -88,6 +115,13 @@ fn node_is_supported<'a>(map: &'a Map<String, Value>, stack: &mut Vec<&'a Value>
             if CONSTRAINTS
                 .iter()
                 .any(|k| map.contains_key(*k) && !admits(ty, k))
+            {
+                return false;
+            }
+            if has_bound
+                && bounds::KEYWORDS
+                    .iter()
+                    .any(|(k, family, _)| map.contains_key(*k) && !family.admits(ty))
             {
                 return false;
             }
@@ -187,6 +221,17 @@ mod tests {
             json!({"$ref": "#"}),
             json!(null),
             json!([]),
+            json!({"minimum": 1, "pattern": "a"}),
+            json!({"type": "string", "pattern": "(a)\\1"}),
+            json!({"type": "string", "pattern": "["}),
+            json!({"type": "integer", "maxLength": 1}),
+            json!({"oneOf": [{}, {}], "minimum": 1}),
+            json!({"type": "array", "minItems": -1}),
+            json!({"type": "array", "minItems": 1.0, "uniqueItems": false}),
+            json!({"type": "number", "multipleOf": 0}),
+            json!({"format": 1}),
+            json!({"readOnly": "yes"}),
+            json!({"$schema": "x", "$id": "y", "$comment": "z", "deprecated": true}),
         ];
         for case in cases {
             assert_eq!(

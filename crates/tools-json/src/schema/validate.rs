@@ -7,6 +7,7 @@
 use serde_json::Value;
 use smallvec::SmallVec;
 
+use super::bounds::Bounds;
 use super::compile::PropertyMap;
 use super::{Node, NodeId, is_integer, json_scalar_eq};
 use crate::lossless::{Step, materialize_path};
@@ -222,7 +223,7 @@ impl<'a> Walk<'a> {
             return;
         };
         match schema {
-            Node::Any => {
+            Node::Any { bounds } => {
                 if !is_lossless(value) {
                     self.fail_at(
                         parent,
@@ -231,6 +232,8 @@ impl<'a> Walk<'a> {
                             scope: LosslessScope::Value,
                         },
                     );
+                } else if let Some(bounds) = bounds {
+                    self.bounds(bounds, value, parent, step);
                 }
             }
             Node::OneOf(_) => {
@@ -250,15 +253,21 @@ impl<'a> Walk<'a> {
                 ty,
                 allowed,
                 constant,
-            } => self.scalar(
-                *ty,
-                allowed.as_deref(),
-                constant.as_ref(),
-                value,
-                parent,
-                step,
-            ),
-            Node::Array { items } => {
+                bounds,
+            } => {
+                let passed = self.scalar(
+                    *ty,
+                    allowed.as_deref(),
+                    constant.as_ref(),
+                    value,
+                    parent,
+                    step,
+                );
+                if passed && let Some(bounds) = bounds {
+                    self.bounds(bounds, value, parent, step);
+                }
+            }
+            Node::Array { items, bounds } => {
                 let Value::Array(elements) = value else {
                     self.fail_at(
                         parent,
@@ -269,6 +278,12 @@ impl<'a> Walk<'a> {
                     );
                     return;
                 };
+                if let Some(bounds) = bounds {
+                    self.bounds(bounds, value, parent, step);
+                    if self.cut {
+                        return;
+                    }
+                }
                 match items {
                     Some(items) => {
                         let at = self.child(parent, step);
@@ -298,6 +313,7 @@ impl<'a> Walk<'a> {
                 properties,
                 required,
                 closed,
+                bounds,
             } => {
                 let Value::Object(members) = value else {
                     self.fail_at(
@@ -310,6 +326,15 @@ impl<'a> Walk<'a> {
                     return;
                 };
                 let at = self.child(parent, step);
+                if let Some(bounds) = bounds {
+                    bounds.check(value, |kind| {
+                        self.fail(at, kind);
+                        !self.cut
+                    });
+                    if self.cut {
+                        return;
+                    }
+                }
                 self.object(properties, required, *closed, members, at);
             }
         }
@@ -391,6 +416,21 @@ impl<'a> Walk<'a> {
         self.present = present;
     }
 
+    /// Reports every bound `value` breaks at the path `step` below `parent` (stopping at
+    /// the first in probe and quiet modes).
+    fn bounds(&mut self, bounds: &'a Bounds, value: &'a Value, parent: u32, step: Step<'a>) {
+        let mut at = None;
+        bounds.check(value, |kind| {
+            if self.reporting() {
+                let id = *at.get_or_insert_with(|| self.child(parent, step));
+                self.fail(id, kind);
+            } else {
+                self.fail_quietly();
+            }
+            !self.cut
+        });
+    }
+
     fn object_tail(&mut self, at: u32, mark: usize, lossy: bool) {
         // Only reported violations are counted: in probe mode any failure below cuts the
         // tail away, so a tail that runs there has nothing below it failed.
@@ -412,7 +452,7 @@ impl<'a> Walk<'a> {
         value: &'a Value,
         parent: u32,
         step: Step<'a>,
-    ) {
+    ) -> bool {
         let type_ok = match (ty, value) {
             (JsonType::String, Value::String(_))
             | (JsonType::Boolean, Value::Bool(_))
@@ -420,7 +460,7 @@ impl<'a> Walk<'a> {
             (JsonType::Number, Value::Number(n)) => {
                 if crate::is_negative_zero(n) {
                     self.fail_at(parent, step, ViolationKind::NotFiniteNumber);
-                    return;
+                    return false;
                 }
                 true
             }
@@ -429,7 +469,7 @@ impl<'a> Walk<'a> {
         };
         if !type_ok {
             self.fail_at(parent, step, ViolationKind::ExpectedType { expected: ty });
-            return;
+            return false;
         }
         if let Some(allowed) = allowed
             && !allowed.iter().any(|member| json_scalar_eq(member, value))
@@ -437,7 +477,7 @@ impl<'a> Walk<'a> {
             self.fail_with(parent, step, || ViolationKind::NotInEnum {
                 allowed: allowed.to_vec(),
             });
-            return;
+            return false;
         }
         if let Some(constant) = constant
             && !json_scalar_eq(constant, value)
@@ -445,6 +485,8 @@ impl<'a> Walk<'a> {
             self.fail_with(parent, step, || ViolationKind::ConstMismatch {
                 expected: constant.clone(),
             });
+            return false;
         }
+        true
     }
 }

@@ -20,14 +20,62 @@ fn reference_violations(result: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The reference cases whose outcome decision 27 changes (the subset grew by the bound
+/// keywords and the `$schema` annotation): the schema text and our expected signatures.
+/// Every case that uses a new keyword must be listed here, so none is skipped silently.
+const AMENDED: [(&str, &[(&str, &str)]); 6] = [
+    (
+        r#"{"type":"object","pattern":[]}"#,
+        &[("schema.pattern", "keyword_on_wrong_type:object")],
+    ),
+    (
+        r#"{"type":"object","minimum":[]}"#,
+        &[("schema.minimum", "keyword_on_wrong_type:object")],
+    ),
+    (
+        r#"{"type":"object","maxLength":[]}"#,
+        &[("schema.maxLength", "keyword_on_wrong_type:object")],
+    ),
+    (
+        r#"{"type":"object","pattern":"x","properties":{"a":{"type":"weird"},"b":{"type":"string","minimum":1}}}"#,
+        &[
+            ("schema.pattern", "keyword_on_wrong_type:object"),
+            ("schema.properties.a.type", "unknown_type"),
+            (
+                "schema.properties.b.minimum",
+                "keyword_on_wrong_type:string",
+            ),
+        ],
+    ),
+    (
+        r#"{"type":"string","description":"d","title":"t","default":"x","examples":["y"],"$schema":"x"}"#,
+        &[],
+    ),
+    (
+        r#"{"type":"object","pattern":"x"}"#,
+        &[("schema.pattern", "keyword_on_wrong_type:object")],
+    ),
+];
+
 #[test]
 fn subset_check_matches_the_reference() {
     let cases = read_data("golden/json-subset.json");
     let cases = cases.as_array().expect("array");
     let mut checked = 0;
+    let mut amended = 0;
     for case in cases {
-        let schema = parse(case["schema_json"].as_str().expect("schema_json"));
-        let expected = reference_violations(&case["result"]);
+        let text = case["schema_json"].as_str().expect("schema_json");
+        let schema = parse(text);
+        let expected = match AMENDED.iter().find(|(amended, _)| *amended == text) {
+            Some((_, signatures)) => {
+                amended += 1;
+                signatures
+                    .iter()
+                    .map(|(p, k)| ((*p).to_owned(), (*k).to_owned()))
+                    .collect()
+            }
+            None => reference_violations(&case["result"]),
+        };
         let ours = match case["fn"].as_str() {
             Some("assertSupportedJsonSchema") => check_schema(&schema).into_vec(),
             Some("assertObjectJsonSchema") => {
@@ -50,6 +98,11 @@ fn subset_check_matches_the_reference() {
     }
     assert_eq!(checked, cases.len());
     assert!(checked >= 60);
+    assert_eq!(
+        amended,
+        AMENDED.len(),
+        "an amended case is missing from the golden file"
+    );
 }
 
 #[test]

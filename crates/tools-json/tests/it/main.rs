@@ -10,6 +10,7 @@
     clippy::disallowed_macros
 )]
 
+mod bounds;
 mod conformance;
 mod depth;
 mod golden;

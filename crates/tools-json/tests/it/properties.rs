@@ -226,10 +226,41 @@ fn schema_like() -> impl Strategy<Value = Value> {
         Just("const".to_owned()),
         Just("description".to_owned()),
         Just("default".to_owned()),
+        // The bound keywords and annotations of decision 27.
+        prop::sample::select(vec![
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "minLength",
+            "maxLength",
+            "pattern",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "minProperties",
+            "maxProperties",
+            "format",
+            "$schema",
+            "$comment",
+            "deprecated",
+            "readOnly",
+        ])
+        .prop_map(str::to_owned),
         "[a-z$]{1,6}",
     ];
     let leaf = prop_oneof![
         any_json(),
+        prop::sample::select(vec!["^a+$", "(a)\\1", "[", "a{2}", "(?=a)", "\\p{Letter}"])
+            .prop_map(|p| json!(p)),
+        prop::sample::select(vec![
+            json!(0),
+            json!(2.0),
+            json!(-1),
+            json!(0.5),
+            json!(true)
+        ]),
         prop::sample::select(vec![
             "object", "array", "string", "number", "integer", "boolean", "null", "tuple"
         ])

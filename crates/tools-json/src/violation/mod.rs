@@ -7,6 +7,8 @@ use serde_json::Value;
 
 use crate::Path;
 
+mod message;
+
 /// The seven JSON Schema types of the subset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JsonType {
@@ -92,6 +94,31 @@ pub enum LosslessScope {
     Array,
 }
 
+/// What a count bound counts ([`ViolationKind::TooFew`], [`ViolationKind::TooMany`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CountUnit {
+    /// Characters of a string: Unicode code points (`minLength`, `maxLength`).
+    Characters,
+    /// Items of an array (`minItems`, `maxItems`).
+    Items,
+    /// Members of an object (`minProperties`, `maxProperties`).
+    Properties,
+}
+
+impl CountUnit {
+    /// The unit's name for `count` of them: `"1 character"`, `"2 items"`.
+    fn noun(self, count: u64) -> &'static str {
+        match (self, count == 1) {
+            (CountUnit::Characters, true) => "character",
+            (CountUnit::Characters, false) => "characters",
+            (CountUnit::Items, true) => "item",
+            (CountUnit::Items, false) => "items",
+            (CountUnit::Properties, true) => "property",
+            (CountUnit::Properties, false) => "properties",
+        }
+    }
+}
+
 /// What is wrong at a [`Violation`]'s path.
 ///
 /// The kinds fall in three families: schema problems (the support check of a raw schema,
@@ -157,6 +184,20 @@ pub enum ViolationKind {
     ConstNotInEnum,
     /// A structured-output schema whose root is not `type: "object"`.
     NotObjectRooted,
+    /// A bound keyword whose own value has the wrong shape (`minLength: -1`,
+    /// `multipleOf: 0`, `uniqueItems: "yes"`); the path ends in the keyword.
+    BoundMalformed {
+        /// What the keyword takes, e.g. `"a non-negative integer"`.
+        expected: &'static str,
+    },
+    /// A `pattern` that is not an ECMA-262 regular expression, or that uses a construct
+    /// with no linear-time match (backreferences, lookaround, inline modifiers).
+    PatternInvalid {
+        /// Why, for the author.
+        reason: Box<str>,
+    },
+    /// A `deprecated`, `readOnly` or `writeOnly` annotation that is not a boolean.
+    AnnotationNotBoolean,
 
     // ----- the author DSL (`tools-schema`), reported before compilation -----
     /// An author schema node that is not an object.
@@ -211,6 +252,51 @@ pub enum ViolationKind {
         /// How many branches matched.
         matched: usize,
     },
+    /// A number below `minimum` (or not above `exclusiveMinimum`).
+    BelowMinimum {
+        /// The bound.
+        limit: serde_json::Number,
+        /// Whether the bound itself is excluded (`exclusiveMinimum`).
+        exclusive: bool,
+    },
+    /// A number above `maximum` (or not below `exclusiveMaximum`).
+    AboveMaximum {
+        /// The bound.
+        limit: serde_json::Number,
+        /// Whether the bound itself is excluded (`exclusiveMaximum`).
+        exclusive: bool,
+    },
+    /// A number that is not a whole multiple of `multipleOf`.
+    NotMultipleOf {
+        /// The divisor.
+        divisor: serde_json::Number,
+    },
+    /// Fewer characters, items or properties than the minimum.
+    TooFew {
+        /// What was counted.
+        unit: CountUnit,
+        /// The minimum.
+        limit: u64,
+    },
+    /// More characters, items or properties than the maximum.
+    TooMany {
+        /// What was counted.
+        unit: CountUnit,
+        /// The maximum.
+        limit: u64,
+    },
+    /// A string with no match of the schema's `pattern`.
+    PatternMismatch {
+        /// The pattern as written in the schema.
+        pattern: Box<str>,
+    },
+    /// Two equal items in an array with `uniqueItems: true`.
+    DuplicateItems {
+        /// The index of the earlier item.
+        first: usize,
+        /// The index of the later, equal item.
+        second: usize,
+    },
 
     // ----- the lossless boundary -----
     /// Negative zero, which JSON cannot carry losslessly.
@@ -259,6 +345,9 @@ impl ViolationKind {
             | ConstInvalid { .. }
             | ConstNotInEnum
             | NotObjectRooted
+            | BoundMalformed { .. }
+            | PatternInvalid { .. }
+            | AnnotationNotBoolean
             | NotAValueSchema
             | PropertyMapNotObject
             | RequiredNotTrue
@@ -274,7 +363,14 @@ impl ViolationKind {
             | MissingRequired
             | UndeclaredProperty
             | NotLossless { .. }
-            | OneOfMismatch { .. } => ViolationFamily::Value,
+            | OneOfMismatch { .. }
+            | BelowMinimum { .. }
+            | AboveMaximum { .. }
+            | NotMultipleOf { .. }
+            | TooFew { .. }
+            | TooMany { .. }
+            | PatternMismatch { .. }
+            | DuplicateItems { .. } => ViolationFamily::Value,
             NegativeZero | NonFiniteNumber | TooDeep { .. } => ViolationFamily::Lossless,
         }
     }
@@ -303,6 +399,9 @@ impl ViolationKind {
             ConstInvalid { .. } => "const_invalid",
             ConstNotInEnum => "const_not_in_enum",
             NotObjectRooted => "not_object_rooted",
+            BoundMalformed { .. } => "bound_malformed",
+            PatternInvalid { .. } => "pattern_invalid",
+            AnnotationNotBoolean => "annotation_not_boolean",
             NotAValueSchema => "not_a_value_schema",
             PropertyMapNotObject => "property_map_not_object",
             RequiredNotTrue => "required_not_true",
@@ -319,109 +418,17 @@ impl ViolationKind {
             UndeclaredProperty => "undeclared_property",
             NotLossless { .. } => "not_lossless",
             OneOfMismatch { .. } => "one_of_mismatch",
+            BelowMinimum { .. } => "below_minimum",
+            AboveMaximum { .. } => "above_maximum",
+            NotMultipleOf { .. } => "not_multiple_of",
+            TooFew { .. } => "too_few",
+            TooMany { .. } => "too_many",
+            PatternMismatch { .. } => "pattern_mismatch",
+            DuplicateItems { .. } => "duplicate_items",
             NegativeZero => "negative_zero",
             NonFiniteNumber => "non_finite_number",
             TooDeep { .. } => "too_deep",
         }
-    }
-}
-
-impl fmt::Display for ViolationKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use ViolationKind::*;
-        match self {
-            NotASchemaObject => f.write_str("a schema must be a JSON object"),
-            UnsupportedKeyword { keyword } => write!(
-                f,
-                "keyword {keyword:?} is outside the supported subset (type, oneOf, properties, required, additionalProperties, items, enum, const; annotations description, title, default, examples)"
-            ),
-            AnnotationNotLossless => f.write_str("annotation must be lossless JSON"),
-            AnnotationNotString => f.write_str("annotation must be a string"),
-            TypeWithOneOf => f.write_str("declares both type and oneOf; use one of them"),
-            RequiresTypeOrOneOf => f.write_str("needs a type or oneOf beside it"),
-            OneOfMalformed => f.write_str("oneOf must be an array of at least two schemas"),
-            BesideOneOf => f.write_str("cannot stand beside oneOf"),
-            TypeArray => {
-                f.write_str("type arrays are not supported; use one type string, or oneOf")
-            }
-            UnknownType => f.write_str(
-                "type must be one of object, array, string, number, integer, boolean, null",
-            ),
-            KeywordOnWrongType { ty } => write!(f, "does not apply to type {:?}", ty.as_str()),
-            PropertiesNotObject => {
-                f.write_str("properties must be an object mapping names to schemas")
-            }
-            RequiredMalformed => f.write_str("required must be an array of strings"),
-            RequiredUndeclared { name } => {
-                write!(
-                    f,
-                    "required names {name:?}, which properties does not declare"
-                )
-            }
-            AdditionalPropertiesNotBoolean => {
-                f.write_str("additionalProperties must be true or false")
-            }
-            EnumInvalid { ty } => write!(f, "enum must be a non-empty array of {ty} values"),
-            ConstInvalid { ty } => write!(f, "const must be {} value", article_for_value(*ty)),
-            ConstNotInEnum => f.write_str("const must be one of the enum values"),
-            NotObjectRooted => {
-                f.write_str("structured output must be object-rooted (type \"object\")")
-            }
-            NotAValueSchema => f.write_str("a value schema must be a JSON object"),
-            PropertyMapNotObject => {
-                f.write_str("must be an object mapping property names to value schemas")
-            }
-            RequiredNotTrue => f.write_str("required must be true when present"),
-            UnsupportedByDsl { key } => {
-                write!(f, "key {key:?} is not part of the value schema DSL for this node")
-            }
-            OpennessNotExplicit => f.write_str(
-                "an object schema must set additionalProperties explicitly to true or false",
-            ),
-            DslOneOfMalformed => f.write_str("oneOf must be an array of at least two value schemas"),
-            DslEnumMalformed => f.write_str("enum must be a non-empty array of scalar values"),
-            UnknownDslType => f.write_str(
-                "type must be string, number, integer, boolean, null, array, object or json (or use oneOf)",
-            ),
-            ExpectedType { expected } => write!(f, "must be {}", expected.with_article()),
-            NotFiniteNumber => {
-                f.write_str("must be a finite JSON number (negative zero is not allowed)")
-            }
-            NotInEnum { allowed } => {
-                write!(f, "must be one of {}", Value::Array(allowed.clone()))
-            }
-            ConstMismatch { expected } => write!(f, "must be {expected}"),
-            MissingRequired => f.write_str("required property is missing"),
-            UndeclaredProperty => {
-                f.write_str("is not a declared property (additionalProperties is false)")
-            }
-            NotLossless { scope } => match scope {
-                LosslessScope::Value => f.write_str("must be a lossless JSON value"),
-                LosslessScope::Object => f.write_str("must be a lossless JSON object"),
-                LosslessScope::Array => f.write_str("must be a dense lossless JSON array"),
-            },
-            OneOfMismatch { matched } => {
-                write!(
-                    f,
-                    "must match exactly one oneOf branch, but matched {matched}"
-                )
-            }
-            NegativeZero => f.write_str("negative zero cannot be carried losslessly by JSON"),
-            NonFiniteNumber => f.write_str("NaN and infinities are not JSON numbers"),
-            TooDeep { limit } => write!(f, "nesting exceeds the depth limit of {limit}"),
-        }
-    }
-}
-
-fn article_for_value(ty: JsonType) -> &'static str {
-    match ty {
-        JsonType::Object => "an object",
-        JsonType::Array => "an array",
-        JsonType::String => "a string",
-        JsonType::Number => "a number",
-        JsonType::Integer => "an integer",
-        JsonType::Boolean => "a boolean",
-        JsonType::Null => "a null",
     }
 }
 
