@@ -30,7 +30,7 @@ use tools_runtime::{
     BatchEvent, ExecutionMode, HookOptions, PresentationMode, ToolCall, ToolFilter, ToolResult,
     ToolRuntime,
 };
-use tools_schema::{Schema, params};
+use tools_schema::ToolArgs;
 
 // ---------------------------------------------------------------------------------------
 // Fixtures
@@ -118,7 +118,7 @@ fn checked_runtime(builder: tools_runtime::RuntimeBuilder) -> (ToolRuntime, Inva
 // Registration
 // ---------------------------------------------------------------------------------------
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 struct AddArgs {
     a: i64,
     b: i64,
@@ -128,12 +128,6 @@ struct AddArgs {
 async fn registered_tools_are_shown_run_validated_and_removed_with_their_handle() {
     let (runtime, checker) = checked_runtime(ToolRuntime::builder());
     let add = define_tool::<AddArgs, i64>("add", "Add two integers.")
-        .params(
-            params()
-                .required("a", Schema::integer())
-                .required("b", Schema::integer()),
-        )
-        .output(Schema::integer())
         .body(|args: AddArgs, _ctx| async move { Ok(args.a + args.b) })
         .concurrency(|_: &AddArgs| true)
         .build()
@@ -153,7 +147,14 @@ async fn registered_tools_are_shown_run_validated_and_removed_with_their_handle(
     let add_schema = schemas.iter().find(|s| s.name.as_str() == "add").unwrap();
     assert_eq!(
         add_schema.parameters.to_string(),
-        r#"{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}"#
+        // Derived from `AddArgs`: an `i64` carries its range, so an integer it cannot hold
+        // is an argument violation, not a deserialization failure.
+        concat!(
+            r#"{"type":"object","properties":{"#,
+            r#""a":{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807},"#,
+            r#""b":{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807}},"#,
+            r#""required":["a","b"]}"#
+        )
     );
     assert_eq!(add_schema.to_openai_json()["function"]["name"], "add");
 

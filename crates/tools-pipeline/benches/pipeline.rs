@@ -21,7 +21,7 @@ use tools_pipeline::{
     from_fn,
 };
 use tools_registry::{CallInfo, Registry, ToolDefinition, define_tool};
-use tools_schema::Schema;
+use tools_schema::{Params, ToolArgs};
 use tower::{Service, service_fn};
 
 #[path = "../../tools-registry/benches/common/tools.rs"]
@@ -63,21 +63,28 @@ fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
 
 fn nested_tool() -> ToolDefinition {
     define_tool::<nested::NestedArgs, String>("nested", "Takes NESTED_SPEC arguments.")
-        .params(nested::nested_spec())
-        .output(Schema::string())
         .body(|_args: nested::NestedArgs, _ctx| async { Ok("ok".to_owned()) })
         .build()
         .unwrap()
 }
 
+/// `NESTED_SPEC` arguments, validated and then ignored (no struct is built).
+#[derive(serde::Deserialize)]
+#[serde(transparent)]
+struct ValidatedOnly(#[allow(dead_code)] serde::de::IgnoredAny);
+
+impl ToolArgs for ValidatedOnly {
+    fn tool_params() -> Params {
+        nested::nested_spec()
+    }
+}
+
 fn nested_validated_only() -> ToolDefinition {
-    define_tool::<serde::de::IgnoredAny, String>(
+    define_tool::<ValidatedOnly, String>(
         "nested_validated",
         "Validates NESTED_SPEC arguments, keeps no struct.",
     )
-    .params(nested::nested_spec())
-    .output(Schema::string())
-    .body(|_args: serde::de::IgnoredAny, _ctx| async { Ok("ok".to_owned()) })
+    .body(|_args: ValidatedOnly, _ctx| async { Ok("ok".to_owned()) })
     .build()
     .unwrap()
 }

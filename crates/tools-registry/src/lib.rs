@@ -26,6 +26,12 @@ pub use projection::ToolSchema;
 pub use registry::{Change, ExecutionMode, Registration, Registry, RegistryBuilder, View};
 pub use scope::AgentScope;
 pub use tool_error::{Code, ToolError};
+/// `#[tool]` on a documented `async fn` generates the function that builds its typed tool
+/// with [`define_tool`]; see `tools-runtime`'s prelude for an example.
+pub use tools_macros::tool;
 pub use typed::{TypedToolBuilder, define_tool};
 
 pub use tools_json::{ErrorCode, JsonValue};
+/// The argument type of a tool without parameters (what `#[tool]` uses for a function that
+/// takes no arguments).
+pub use tools_schema::NoArgs;

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tools_json::{ErrorCode, JsonValue};
 use tools_presentation::{ContentBlock, Typed, TypedPresenter};
-use tools_schema::{ArgsSchema, OutputSchema, Params, Schema, Validated};
+use tools_schema::{ArgsSchema, OutputSchema, ToolArgs, ToolSchema, Validated};
 
 use crate::definition::{OutputDecl, RenderFn, text_of};
 use crate::{CallInfo, Error, ResultView, RunContext, ToolBody, ToolDefinition, ToolError};
@@ -29,6 +29,14 @@ type TypedBody<A> = Box<dyn FnOnce(Arc<ArgsSchema<A>>) -> Arc<dyn ToolBody> + Se
 /// an `O`, and the render and presentation payload receive the typed arguments and the
 /// validated typed value.
 ///
+/// The schemas come from the types, so the body and the schemas cannot disagree: the
+/// parameter map is `A`'s [`ToolArgs`] (derive it: `#[derive(Deserialize, ToolArgs)]`) and
+/// the output schema is `O`'s [`ToolSchema`](tools_schema::ToolSchema) (implemented for
+/// the standard types; derive it for your own). A parameter map the derive cannot produce
+/// is written by implementing `ToolArgs` by hand for the argument type: that is the escape
+/// hatch (pin it with `tools_schema::testing::check_args_type`). A tool without parameters
+/// takes [`NoArgs`](tools_schema::NoArgs).
+///
 /// What the typed wrapper adds to a raw definition:
 /// - the arguments are validated against the compiled parameter map before the body runs
 ///   (a failure is an `INVALID_ARGS` error result; the body counts as invoked, as in the
@@ -41,14 +49,16 @@ type TypedBody<A> = Box<dyn FnOnce(Arc<ArgsSchema<A>>) -> Arc<dyn ToolBody> + Se
 /// ```
 /// use serde::Deserialize;
 /// use tools_registry::{Registry, define_tool};
-/// use tools_schema::{Schema, params};
+/// use tools_schema::ToolArgs;
 ///
-/// #[derive(Deserialize)]
-/// struct EchoArgs { text: String, uppercase: Option<bool> }
+/// #[derive(Deserialize, ToolArgs)]
+/// struct EchoArgs {
+///     /// The text to echo.
+///     text: String,
+///     uppercase: Option<bool>,
+/// }
 ///
 /// let echo = define_tool::<EchoArgs, String>("typed-echo", "Echo the text back.")
-///     .params(params().required("text", Schema::string()).optional("uppercase", Schema::boolean()))
-///     .output(Schema::string())
 ///     .body(|args: EchoArgs, _ctx| async move {
 ///         Ok(if args.uppercase == Some(true) { args.text.to_uppercase() } else { args.text })
 ///     })
@@ -60,7 +70,7 @@ type TypedBody<A> = Box<dyn FnOnce(Arc<ArgsSchema<A>>) -> Arc<dyn ToolBody> + Se
 /// let schema = &registry.schemas(None)[0];
 /// assert_eq!(
 ///     schema.parameters.to_string(),
-///     r#"{"type":"object","properties":{"text":{"type":"string"},"uppercase":{"type":"boolean"}},"required":["text"]}"#
+///     r#"{"type":"object","properties":{"text":{"type":"string","description":"The text to echo."},"uppercase":{"type":"boolean"}},"required":["text"]}"#
 /// );
 /// # Ok::<(), tools_registry::Error>(())
 /// ```
@@ -69,14 +79,12 @@ pub fn define_tool<A, O>(
     description: impl Into<String>,
 ) -> TypedToolBuilder<A, O>
 where
-    A: DeserializeOwned + Send + 'static,
-    O: Serialize + DeserializeOwned + Send + 'static,
+    A: ToolArgs + Send + 'static,
+    O: ToolSchema + Serialize + DeserializeOwned + Send + 'static,
 {
     TypedToolBuilder {
         name: name.into(),
         description: description.into(),
-        params: None,
-        output: None,
         render: None,
         meta: None,
         body: None,
@@ -93,8 +101,6 @@ where
 pub struct TypedToolBuilder<A, O> {
     name: String,
     description: String,
-    params: Option<Params>,
-    output: Option<Schema>,
     render: Option<TypedRender<A, O>>,
     meta: Option<TypedMeta<A, O>>,
     body: Option<TypedBody<A>>,
@@ -107,21 +113,9 @@ pub struct TypedToolBuilder<A, O> {
 
 impl<A, O> TypedToolBuilder<A, O>
 where
-    A: DeserializeOwned + Send + 'static,
-    O: Serialize + DeserializeOwned + Send + 'static,
+    A: ToolArgs + Send + 'static,
+    O: ToolSchema + Serialize + DeserializeOwned + Send + 'static,
 {
-    /// The parameter map (default: no parameters).
-    pub fn params(mut self, params: Params) -> Self {
-        self.params = Some(params);
-        self
-    }
-
-    /// The output value schema (mandatory).
-    pub fn output(mut self, schema: impl Into<Schema>) -> Self {
-        self.output = Some(schema.into());
-        self
-    }
-
     /// How a validated value renders (default: one text block, strings as themselves and
     /// other values as compact JSON).
     pub fn render(
@@ -200,25 +194,24 @@ where
         self
     }
 
-    /// Compiles the schemas once and builds the definition.
+    /// Compiles the schemas of `A` and `O` once and builds the definition.
     ///
     /// # Errors
     ///
-    /// [`Error::UnsupportedSchema`] for a bad parameter map or output schema, and the
-    /// errors of [`crate::DefinitionBuilder::build`].
+    /// [`Error::UnsupportedSchema`] when the parameter map or the output schema does not
+    /// compile (a hand-written `ToolArgs` or `ToolSchema`, a `#[tool(schema = …)]`
+    /// override, a bad `pattern`, a recursive type), and the errors of
+    /// [`crate::DefinitionBuilder::build`].
     pub fn build(self) -> Result<ToolDefinition, Error> {
         let name = self.name;
         let schema_error = |e: tools_schema::Error| Error::UnsupportedSchema {
             tool: name.clone(),
             violations: e.violations().to_vec().into(),
         };
-        let Some(output_spec) = self.output else {
-            return Err(Error::MissingOutput { tool: name });
-        };
         let output: Arc<OutputSchema<O>> =
-            Arc::new(OutputSchema::new(output_spec).map_err(schema_error)?);
-        let params = self.params.unwrap_or_else(tools_schema::params);
-        let args: Arc<ArgsSchema<A>> = Arc::new(ArgsSchema::new(&params).map_err(schema_error)?);
+            Arc::new(OutputSchema::new(O::tool_schema()).map_err(schema_error)?);
+        let args: Arc<ArgsSchema<A>> =
+            Arc::new(ArgsSchema::new(&A::tool_params()).map_err(schema_error)?);
 
         let render: RenderFn = {
             let (args, output, render) = (Arc::clone(&args), Arc::clone(&output), self.render);

@@ -36,7 +36,6 @@ use tokio_util::sync::CancellationToken;
 use tools_pipeline::Pipeline;
 use tools_registry::{Registry, define_tool};
 use tools_runtime::{ToolCall, ToolRuntime};
-use tools_schema::Schema;
 
 #[path = "../../tools-registry/benches/common/tools.rs"]
 mod tools;
@@ -60,8 +59,6 @@ fn pipeline() -> Pipeline {
     let registry = Registry::new();
     registry.register(tools::noop()).unwrap().keep();
     let nested = define_tool::<nested::NestedArgs, String>("nested", "Takes NESTED_SPEC.")
-        .params(nested::nested_spec())
-        .output(Schema::string())
         .body(|_args: nested::NestedArgs, _ctx| async { Ok("ok".to_owned()) })
         .build()
         .unwrap();

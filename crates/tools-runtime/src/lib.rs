@@ -31,7 +31,13 @@ pub use tools_registry::{
     ToolDefinition, ToolError, ToolSchema, TypedToolBuilder, define_tool,
 };
 pub use tools_registry::{ExecutionMode, PresentationMode, ToolFilter};
-// The schema DSL of typed tools.
+// Typed tools take their schemas from their types: the `ToolArgs` trait and derive, the
+// `ToolSchema` derive (its trait is `prelude::ToolSchema`: here the name is the model-facing
+// projection), `NoArgs`, and `#[tool]` on an `async fn`.
+pub use tools_macros::ToolSchema;
+pub use tools_registry::tool;
+pub use tools_schema::{NoArgs, ToolArgs};
+// The schema DSL, for hand-written schemas.
 pub use tools_schema::{Params, Schema, params};
 // Values and error codes.
 pub use tools_json::{ErrorCode, JsonValue};

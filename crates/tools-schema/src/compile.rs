@@ -6,10 +6,13 @@
 //!    then, for every node, its vocabulary in key order, then its structure: `type` beside
 //!    `oneOf`, a `oneOf` that is not an array, object openness, an `enum` that is not an
 //!    array, and the `type` itself);
-//! 2. the **build** emits each node's keys in a fixed order (scalar: `type`, annotations,
-//!    `enum`, `const`; array: `type`, annotations, `items`; object: `type`, annotations,
-//!    `additionalProperties`, `properties`, `required`; `json`: annotations only; `oneOf`:
-//!    `oneOf`, annotations), then `tools-json` checks the output against the subset and
+//! 2. the **build** emits each node's keys in a fixed order (parameter root: `type`,
+//!    `additionalProperties` (closed roots only), `properties`, `required`; scalar: `type`, annotations,
+//!    `enum`, `const`, bounds; array: `type`, annotations, bounds, `items`; object: `type`,
+//!    annotations, bounds, `additionalProperties`, `properties`, `required`; `json`:
+//!    annotations only; `oneOf`: `oneOf`, annotations; annotations in the order
+//!    `description, title, default, examples, deprecated, format`, bounds in the order of
+//!    [`BOUNDS`]), then `tools-json` checks the output against the subset and
 //!    reports every violation, with the root label `schema`.
 
 use serde_json::{Map, Value};
@@ -42,12 +45,39 @@ struct DslKeys<'a> {
     items: Option<&'a Value>,
     enumeration: Option<&'a Value>,
     constant: Option<&'a Value>,
-    /// `description`, `title`, `default`, `examples`, in that (emission) order.
-    annotations: [Option<&'a Value>; 4],
+    /// `description`, `title`, `default`, `examples`, `deprecated`, `format`, in that
+    /// (emission) order.
+    annotations: [Option<&'a Value>; 6],
+    /// The bound keywords, in [`BOUNDS`] order.
+    bounds: [Option<&'a Value>; 13],
 }
 
 /// The annotations, in the order they are emitted.
-const ANNOTATIONS: [&str; 4] = ["description", "title", "default", "examples"];
+const ANNOTATIONS: [&str; 6] = [
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "format",
+];
+
+/// The bound keywords (decision 27), in the order they are emitted.
+const BOUNDS: [&str; 13] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+];
 
 impl<'a> DslKeys<'a> {
     fn classify(map: &'a Map<String, Value>) -> DslKeys<'a> {
@@ -66,7 +96,12 @@ impl<'a> DslKeys<'a> {
                 "title" => &mut keys.annotations[1],
                 "default" => &mut keys.annotations[2],
                 "examples" => &mut keys.annotations[3],
-                _ => continue,
+                "deprecated" => &mut keys.annotations[4],
+                "format" => &mut keys.annotations[5],
+                other => match BOUNDS.iter().position(|b| *b == other) {
+                    Some(i) => &mut keys.bounds[i],
+                    None => continue,
+                },
             };
             *slot = Some(value);
         }
@@ -77,13 +112,14 @@ impl<'a> DslKeys<'a> {
 /// Compiles a value spec (root label `schema`).
 pub(crate) fn compile_value(spec: &Value) -> Result<CompiledSchema, Error> {
     author_walk(spec, "schema", false)?;
-    check_output(build(spec, false))
+    check_output(build(spec, Root::Value))
 }
 
-/// Compiles a parameter map (author root label `parameters`).
-pub(crate) fn compile_params(spec: &Value) -> Result<CompiledSchema, Error> {
+/// Compiles a parameter map (author root label `parameters`); a `closed` root gets
+/// `"additionalProperties": false`.
+pub(crate) fn compile_params(spec: &Value, closed: bool) -> Result<CompiledSchema, Error> {
     author_walk(spec, "parameters", true)?;
-    check_output(build(spec, true))
+    check_output(build(spec, Root::Params { closed }))
 }
 
 fn check_output(raw: Value) -> Result<CompiledSchema, Error> {
@@ -135,11 +171,27 @@ impl<'a> Arena<'a> {
 /// The keys a node may carry besides the common ones, by its `type`.
 fn allowed_by_kind(ty: Option<&str>, key: &str) -> bool {
     match ty {
-        Some("string" | "number" | "integer" | "boolean" | "null") => {
-            matches!(key, "enum" | "const")
-        }
-        Some("array") => key == "items",
-        Some("object") => matches!(key, "properties" | "additionalProperties"),
+        Some("string") => matches!(
+            key,
+            "enum" | "const" | "minLength" | "maxLength" | "pattern" | "format"
+        ),
+        Some("number" | "integer") => matches!(
+            key,
+            "enum"
+                | "const"
+                | "minimum"
+                | "maximum"
+                | "exclusiveMinimum"
+                | "exclusiveMaximum"
+                | "multipleOf"
+                | "format"
+        ),
+        Some("boolean" | "null") => matches!(key, "enum" | "const"),
+        Some("array") => matches!(key, "items" | "minItems" | "maxItems" | "uniqueItems"),
+        Some("object") => matches!(
+            key,
+            "properties" | "additionalProperties" | "minProperties" | "maxProperties"
+        ),
         _ => false,
     }
 }
@@ -183,7 +235,9 @@ fn author_walk(spec: &Value, root: &str, params: bool) -> Result<(), Error> {
         // Vocabulary, in key order: the common keys, `required` on properties, and the
         // keys of the node's own type.
         let unsupported = map.keys().find(|name| !match name.as_str() {
-            "type" | "oneOf" | "description" | "title" | "default" | "examples" => true,
+            "type" | "oneOf" | "description" | "title" | "default" | "examples" | "deprecated" => {
+                true
+            }
             "required" => position == Position::Property,
             other => allowed_by_kind(ty, other),
         });
@@ -255,11 +309,22 @@ fn author_walk(spec: &Value, root: &str, params: bool) -> Result<(), Error> {
     Ok(())
 }
 
+/// What the build's root is.
+#[derive(Clone, Copy)]
+enum Root {
+    /// A value spec.
+    Value,
+    /// A parameter map, open (no `additionalProperties` key) or closed.
+    Params { closed: bool },
+}
+
 /// What a node of the build arena becomes once its children are built.
 enum Shape<'a> {
-    /// The parameter root: an open object without `additionalProperties`.
+    /// The parameter root: an object whose `additionalProperties` is `false` when closed
+    /// and absent when open.
     ParamsRoot {
         properties: &'a Map<String, Value>,
+        closed: bool,
     },
     OneOf {
         keys: DslKeys<'a>,
@@ -286,14 +351,17 @@ enum Shape<'a> {
 /// A first pass lays the nodes out in pre-order, each with the ids of its children; a
 /// second pass builds them from the last to the first, so that every child is complete
 /// before its parent takes it. Each output key is inserted exactly once. No recursion.
-fn build(spec: &Value, params: bool) -> Value {
+fn build(spec: &Value, root: Root) -> Value {
     let mut shapes: Vec<(Shape<'_>, Vec<usize>)> = Vec::with_capacity(WALK_CAPACITY);
     // Pending nodes: the spec and the slot in its parent's child list.
     let mut work: Vec<(&Value, Option<(usize, usize)>)> = Vec::with_capacity(WALK_CAPACITY);
-    if params {
+    if let Root::Params { closed } = root {
         let empty = empty_map();
         let properties = spec.as_object().unwrap_or(empty);
-        shapes.push((Shape::ParamsRoot { properties }, vec![0; properties.len()]));
+        shapes.push((
+            Shape::ParamsRoot { properties, closed },
+            vec![0; properties.len()],
+        ));
         for (i, property) in properties.values().enumerate().rev() {
             work.push((property, Some((0, i))));
         }
@@ -350,8 +418,11 @@ fn build(spec: &Value, params: bool) -> Value {
         // Sized once: a map that grows reallocates its entries and rehashes.
         let mut out = Map::with_capacity(shape.key_count());
         match shape {
-            Shape::ParamsRoot { properties } => {
+            Shape::ParamsRoot { properties, closed } => {
                 out.insert("type".into(), Value::String("object".into()));
+                if closed {
+                    out.insert("additionalProperties".into(), Value::Bool(false));
+                }
                 let (props, required) =
                     assemble_properties(properties, &children, &mut built, &mut take);
                 out.insert("properties".into(), Value::Object(props));
@@ -371,6 +442,7 @@ fn build(spec: &Value, params: bool) -> Value {
             Shape::Array { keys, items } => {
                 out.insert("type".into(), Value::String("array".into()));
                 copy_annotations(&keys, &mut out);
+                copy_bounds(&keys, &mut out);
                 if items && let Some(&child) = children.first() {
                     out.insert("items".into(), take(&mut built, child));
                 }
@@ -378,6 +450,7 @@ fn build(spec: &Value, params: bool) -> Value {
             Shape::Object { keys, properties } => {
                 out.insert("type".into(), Value::String("object".into()));
                 copy_annotations(&keys, &mut out);
+                copy_bounds(&keys, &mut out);
                 if let Some(open) = keys.additional {
                     out.insert("additionalProperties".into(), open.clone());
                 }
@@ -401,6 +474,7 @@ fn build(spec: &Value, params: bool) -> Value {
                 if let Some(constant) = keys.constant {
                     out.insert("const".into(), tools_json::clone_deep(constant));
                 }
+                copy_bounds(&keys, &mut out);
             }
             Shape::Json { keys } => copy_annotations(&keys, &mut out),
         }
@@ -414,10 +488,12 @@ fn build(spec: &Value, params: bool) -> Value {
 impl Shape<'_> {
     /// How many keys the built schema of this shape has (at most).
     fn key_count(&self) -> usize {
-        let annotations =
-            |keys: &DslKeys<'_>| keys.annotations.iter().filter(|a| a.is_some()).count();
+        let annotations = |keys: &DslKeys<'_>| {
+            keys.annotations.iter().filter(|a| a.is_some()).count()
+                + keys.bounds.iter().filter(|b| b.is_some()).count()
+        };
         match self {
-            Shape::ParamsRoot { .. } => 3,
+            Shape::ParamsRoot { closed, .. } => 3 + usize::from(*closed),
             Shape::OneOf { keys, .. } => 1 + annotations(keys),
             Shape::Json { keys } => annotations(keys),
             Shape::Array { keys, .. } => 2 + annotations(keys),
@@ -453,6 +529,14 @@ fn assemble_properties(
         out.insert(name.clone(), take(built, child));
     }
     (out, required)
+}
+
+fn copy_bounds(keys: &DslKeys<'_>, to: &mut Map<String, Value>) {
+    for (name, value) in BOUNDS.iter().zip(keys.bounds) {
+        if let Some(value) = value {
+            to.insert((*name).into(), value.clone());
+        }
+    }
 }
 
 fn copy_annotations(keys: &DslKeys<'_>, to: &mut Map<String, Value>) {

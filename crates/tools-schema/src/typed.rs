@@ -19,8 +19,9 @@ use crate::{Error, Params, Schema};
 /// integer fields as integers.
 ///
 /// The argument type must accept what the schema accepts: optional properties as `Option`
-/// fields (or `#[serde(default)]`), and no `#[serde(deny_unknown_fields)]` (the parameter
-/// root is open). [`crate::testing::check_args_type`] checks this in a test.
+/// fields (or `#[serde(default)]`), and `#[serde(deny_unknown_fields)]` only with a
+/// [`Params::closed`] root. A type deriving [`crate::ToolArgs`] agrees by construction; for
+/// a hand-written map, [`crate::testing::check_args_type`] checks it in a test.
 ///
 /// # Examples
 ///

@@ -10,7 +10,7 @@ use tools_pipeline::{
     PreDecision, PreNext, PreRequest, ToolCall, ToolError, ToolResult, from_fn,
 };
 use tools_registry::{AgentScope, OutputDecl, Registry, ToolDefinition, define_tool};
-use tools_schema::{Schema, params};
+use tools_schema::ToolArgs;
 
 /// A registry with `echo` and a pipeline over it, with the invariant checker installed
 /// (it fails the test when the last handle is dropped, at the test's end, with a violation).
@@ -44,7 +44,7 @@ impl std::ops::Deref for Checked {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 pub(crate) struct EchoArgs {
     pub(crate) text: Option<String>,
 }
@@ -52,8 +52,6 @@ pub(crate) struct EchoArgs {
 /// The catalogue's typed `echo`: `{text?: string}` → string.
 pub(crate) fn echo() -> ToolDefinition {
     define_tool::<EchoArgs, String>("echo", "echo arguments back")
-        .params(params().optional("text", Schema::string()))
-        .output(Schema::string())
         .body(|args: EchoArgs, _ctx| async move { Ok(args.text.unwrap_or_default()) })
         .build()
         .unwrap()

@@ -8,7 +8,7 @@ use tools_json::JsonValue;
 use tools_registry::{
     ExecutionMode, OutputDecl, Registry, ToolDefinition, ToolFilter, define_tool,
 };
-use tools_schema::{Schema, params};
+use tools_schema::ToolArgs;
 
 fn classified(
     name: &str,
@@ -49,7 +49,7 @@ fn o01_only_an_exact_yes_is_parallel() {
     );
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 struct ModeArgs {
     mode: String,
 }
@@ -58,8 +58,6 @@ struct ModeArgs {
 fn o02_typed_classifiers_see_typed_arguments_and_invalid_ones_are_exclusive() {
     let registry = Registry::new();
     let def = define_tool::<ModeArgs, String>("fs", "d")
-        .params(params().required("mode", Schema::string()))
-        .output(Schema::string())
         .body(|a: ModeArgs, _c| async move { Ok(a.mode) })
         .concurrency(|a: &ModeArgs| a.mode == "read")
         .build()

@@ -12,7 +12,7 @@ use tools_registry::{
     AgentScope, CallInfo, ExecutionToken, OutputDecl, Registry, RunContext, ToolDefinition,
     ToolName, define_tool,
 };
-use tools_schema::{Schema, params};
+use tools_schema::ToolArgs;
 
 /// A raw tool: parameters `{type: object, properties: {}}`, output string, returns `ran:<name>`.
 pub(crate) fn t(name: &str) -> ToolDefinition {
@@ -41,7 +41,7 @@ pub(crate) fn replying(name: &str, reply: &str) -> ToolDefinition {
         .unwrap()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 pub(crate) struct EchoArgs {
     pub(crate) text: Option<String>,
 }
@@ -49,8 +49,6 @@ pub(crate) struct EchoArgs {
 /// The typed `echo` fixture: `{text: string (optional)}`, output string.
 pub(crate) fn echo() -> ToolDefinition {
     define_tool::<EchoArgs, String>("echo", "echo arguments back")
-        .params(params().optional("text", Schema::string()))
-        .output(Schema::string())
         .body(|args: EchoArgs, _ctx| async move { Ok(args.text.unwrap_or_default()) })
         .build()
         .unwrap()

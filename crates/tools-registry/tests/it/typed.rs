@@ -4,11 +4,11 @@ use serde::Deserialize;
 use serde_json::json;
 use tools_json::JsonValue;
 use tools_registry::{ErrorCode, Registry, define_tool};
-use tools_schema::{Schema, params};
+use tools_schema::{Params, ToolArgs, ToolSchema};
 
 use crate::support::run_with;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 struct TypedEcho {
     text: String,
     uppercase: Option<bool>,
@@ -17,12 +17,6 @@ struct TypedEcho {
 #[test]
 fn b01_b02_typed_echo_compiles_and_runs() {
     let def = define_tool::<TypedEcho, String>("typed-echo", "echo")
-        .params(
-            params()
-                .required("text", Schema::string())
-                .optional("uppercase", Schema::boolean()),
-        )
-        .output(Schema::string())
         .body(|args: TypedEcho, _ctx| async move {
             Ok(if args.uppercase == Some(true) {
                 args.text.to_uppercase()
@@ -46,7 +40,7 @@ fn b01_b02_typed_echo_compiles_and_runs() {
     );
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 struct ReaderArgs {
     path: String,
 }
@@ -54,8 +48,6 @@ struct ReaderArgs {
 #[test]
 fn b03_invalid_arguments_fail_inside_the_body_with_invalid_args() {
     let def = define_tool::<ReaderArgs, String>("reader", "read")
-        .params(params().required("path", Schema::string()))
-        .output(Schema::string())
         .body(|args: ReaderArgs, _ctx| async move { Ok(format!("read {}", args.path)) })
         .build()
         .unwrap();
@@ -88,8 +80,6 @@ fn b03_invalid_arguments_fail_inside_the_body_with_invalid_args() {
 #[test]
 fn b04_the_typed_helper_checks_its_timeout_and_schemas() {
     let zero = define_tool::<ReaderArgs, String>("t", "d")
-        .params(params().required("path", Schema::string()))
-        .output(Schema::string())
         .body(|_a: ReaderArgs, _c| async { Ok(String::new()) })
         .timeout(std::time::Duration::ZERO)
         .build()
@@ -99,18 +89,21 @@ fn b04_the_typed_helper_checks_its_timeout_and_schemas() {
             .contains("timeout must be a positive duration")
     );
     let kept = define_tool::<ReaderArgs, String>("t", "d")
-        .output(Schema::string())
         .body(|_a: ReaderArgs, _c| async { Ok(String::new()) })
         .timeout(std::time::Duration::from_secs(30))
         .build()
         .unwrap();
     assert_eq!(kept.timeout(), Some(std::time::Duration::from_secs(30)));
-    let bad = define_tool::<ReaderArgs, String>("t", "d")
-        .params(tools_schema::Params::from_json(
-            json!({"n": {"type": "weird"}}),
-        ))
-        .output(Schema::string())
-        .body(|_a: ReaderArgs, _c| async { Ok(String::new()) })
+    // A hand-written parameter map (the escape hatch) is compiled, and refused, at build.
+    #[derive(Deserialize)]
+    struct Weird {}
+    impl ToolArgs for Weird {
+        fn tool_params() -> Params {
+            Params::from_json(json!({"n": {"type": "weird"}}))
+        }
+    }
+    let bad = define_tool::<Weird, String>("t", "d")
+        .body(|_a: Weird, _c| async { Ok(String::new()) })
         .build()
         .unwrap_err();
     assert_eq!(bad.code(), Some(ErrorCode::UnsupportedSchema));
@@ -122,7 +115,7 @@ fn b05_typed_presenters_validate_softly() {
         GenericCallView, GenericResultView, RawResult, ToolCallKind, ToolCallView, ToolResultView,
         TypedPresenter,
     };
-    #[derive(Deserialize)]
+    #[derive(Deserialize, ToolArgs)]
     struct OpenArgs {
         path: String,
     }
@@ -146,8 +139,6 @@ fn b05_typed_presenters_validate_softly() {
         }
     }
     let def = define_tool::<OpenArgs, String>("open", "open")
-        .params(params().required("path", Schema::string()))
-        .output(Schema::string())
         .body(|a: OpenArgs, _c| async move { Ok(a.path) })
         .presenter(Open)
         .build()
@@ -170,7 +161,8 @@ fn b05_typed_presenters_validate_softly() {
     assert!(plain.present_call(&json!({})).is_none());
 }
 
-#[derive(Deserialize, serde::Serialize)]
+#[derive(Deserialize, serde::Serialize, ToolSchema)]
+#[serde(deny_unknown_fields)]
 struct Slice {
     text: String,
     lines: u32,
@@ -179,12 +171,6 @@ struct Slice {
 #[test]
 fn typed_render_and_meta_see_typed_arguments_and_values() {
     let def = define_tool::<ReaderArgs, Slice>("slice", "read a slice")
-        .params(params().required("path", Schema::string()))
-        .output(
-            Schema::closed_object()
-                .required("text", Schema::string())
-                .required("lines", Schema::integer()),
-        )
         .render(|args: &ReaderArgs, out| {
             vec![tools_presentation::ContentBlock::text(format!(
                 "{}: {} lines",
@@ -224,19 +210,13 @@ fn typed_render_and_meta_see_typed_arguments_and_values() {
 
 #[test]
 fn b06_args_errors_join_every_violation() {
-    #[derive(Deserialize, Debug)]
+    #[derive(Deserialize, Debug, ToolArgs)]
     #[allow(dead_code)]
     struct Ab {
         a: String,
         b: Option<f64>,
     }
     let def = define_tool::<Ab, String>("ab", "d")
-        .params(
-            params()
-                .required("a", Schema::string())
-                .optional("b", Schema::number()),
-        )
-        .output(Schema::string())
         .body(|_a: Ab, _c| async { Ok(String::new()) })
         .build()
         .unwrap();

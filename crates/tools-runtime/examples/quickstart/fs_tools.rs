@@ -7,16 +7,24 @@ use super::*;
 // read_file
 // ---------------------------------------------------------------------------------------
 
-/// The arguments of `read_file`, deserialized after validation.
-#[derive(Debug, Deserialize)]
+/// The arguments of `read_file`, deserialized after validation. The model sees the schema
+/// derived from this struct: the doc comments are the descriptions, `Option` fields are
+/// optional, `u64` admits no negative number and `#[tool(…)]` adds bounds.
+#[derive(Debug, Deserialize, ToolArgs)]
 pub(crate) struct ReadArgs {
+    /// File path, relative to the workspace root.
     path: String,
+    /// 1-based first line (default 1).
+    #[tool(minimum = 1)]
     offset: Option<u64>,
+    /// Maximum number of lines (default 200).
     limit: Option<u64>,
 }
 
-/// What `read_file` returns: the window and where it sits in the file.
-#[derive(Debug, Serialize, Deserialize)]
+/// What `read_file` returns: the window and where it sits in the file (its output schema
+/// is derived too: a closed object).
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ReadOutput {
     path: String,
     offset: u64,
@@ -29,28 +37,6 @@ pub(crate) fn read_file_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition, R
     define_tool::<ReadArgs, ReadOutput>(
         "read_file",
         "Read a text file under the workspace root, optionally a window of its lines.",
-    )
-    .params(
-        params()
-            .required(
-                "path",
-                Schema::string().describe("File path, relative to the workspace root."),
-            )
-            .optional(
-                "offset",
-                Schema::integer().describe("1-based first line (default 1)."),
-            )
-            .optional(
-                "limit",
-                Schema::integer().describe("Maximum number of lines (default 200)."),
-            ),
-    )
-    .output(
-        Schema::closed_object()
-            .required("path", Schema::string())
-            .required("offset", Schema::integer())
-            .required("total_lines", Schema::integer())
-            .required("text", Schema::string()),
     )
     .body(move |args: ReadArgs, _ctx: RunContext| {
         let sandbox = Arc::clone(&sandbox);
@@ -156,8 +142,9 @@ impl TypedPresenter for ReadFilePresenter {
 // ---------------------------------------------------------------------------------------
 
 /// The arguments of `list_dir`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToolArgs)]
 pub(crate) struct ListArgs {
+    /// Directory path, relative to the workspace root.
     path: String,
 }
 
@@ -167,11 +154,6 @@ pub(crate) fn list_dir_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition, Re
         "list_dir",
         "List a directory under the workspace root, sorted; directories end with `/`.",
     )
-    .params(params().required(
-        "path",
-        Schema::string().describe("Directory path, relative to the workspace root."),
-    ))
-    .output(Schema::array(Schema::string()))
     .body(move |args: ListArgs, _ctx: RunContext| {
         let sandbox = Arc::clone(&sandbox);
         async move {
@@ -257,15 +239,19 @@ pub(crate) fn titled(view: SearchResultView, title: String) -> ToolResultView {
 // ---------------------------------------------------------------------------------------
 
 /// The arguments of `search_text`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToolArgs)]
 pub(crate) struct SearchArgs {
+    /// Directory to search, relative to the workspace root.
     path: String,
+    /// The text to find.
     needle: String,
+    /// Maximum number of matches (default 20).
     max_results: Option<u64>,
 }
 
 /// One matching line.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct SearchMatch {
     path: String,
     line: u64,
@@ -273,7 +259,8 @@ pub(crate) struct SearchMatch {
 }
 
 /// What `search_text` returns.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct SearchOutput {
     matches: Vec<SearchMatch>,
     /// Whether the walk stopped early because `max_results` was reached.
@@ -286,31 +273,6 @@ pub(crate) fn search_text_tool(sandbox: &Arc<Sandbox>) -> Result<ToolDefinition,
         "search_text",
         "Search the files under a directory for a plain-text needle (case-sensitive); \
          skips `target` and `.git`. Returns `path:line: text` matches.",
-    )
-    .params(
-        params()
-            .required(
-                "path",
-                Schema::string().describe("Directory to search, relative to the workspace root."),
-            )
-            .required("needle", Schema::string().describe("The text to find."))
-            .optional(
-                "max_results",
-                Schema::integer().describe("Maximum number of matches (default 20)."),
-            ),
-    )
-    .output(
-        Schema::closed_object()
-            .required(
-                "matches",
-                Schema::array(
-                    Schema::closed_object()
-                        .required("path", Schema::string())
-                        .required("line", Schema::integer())
-                        .required("text", Schema::string()),
-                ),
-            )
-            .required("truncated", Schema::boolean()),
     )
     .body(move |args: SearchArgs, ctx: RunContext| {
         let sandbox = Arc::clone(&sandbox);

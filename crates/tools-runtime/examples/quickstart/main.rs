@@ -8,7 +8,8 @@
 //! ROOT defaults to the current directory; run it from the repository root to see every
 //! call find something. What it shows:
 //!
-//! - three typed tools (`define_tool` + `tools_runtime::params()`) that work under ROOT:
+//! - three typed tools (`define_tool`, their schemas derived from their argument and output
+//!   types with `#[derive(ToolArgs)]` and `#[derive(ToolSchema)]`) that work under ROOT:
 //!   `read_file`, `list_dir` and `search_text`, all concurrency-safe, each with a presenter
 //!   (`TypedPresenter`) that turns its result into a UI card;
 //! - a **guard** that denies every path outside ROOT (`..` escapes, absolute paths
@@ -44,8 +45,8 @@ use tools_runtime::crates::presentation::{
 use tools_runtime::{
     AgentScope, ApprovalOutcome, ApprovalRequest, BatchEvent, CallError, CallInfo,
     CancellationToken, ExecutionMode, PreDecision, PreNext, PreRequest, RegistryError, RunContext,
-    Schema, ToolCall, ToolDefinition, ToolError, ToolResult, ToolRuntime, define_tool, from_fn,
-    params,
+    ToolArgs, ToolCall, ToolDefinition, ToolError, ToolResult, ToolRuntime, ToolSchema,
+    define_tool, from_fn,
 };
 
 /// The tools whose `path` argument the guard checks.

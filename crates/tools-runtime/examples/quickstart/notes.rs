@@ -7,8 +7,9 @@ use super::*;
 // ---------------------------------------------------------------------------------------
 
 /// The arguments of `write_note`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToolArgs)]
 pub(crate) struct NoteArgs {
+    /// The note.
     text: String,
 }
 
@@ -18,8 +19,6 @@ pub(crate) type Notes = Arc<Mutex<Vec<String>>>;
 pub(crate) fn write_note_tool(notes: &Notes) -> Result<ToolDefinition, RegistryError> {
     let notes = Arc::clone(notes);
     define_tool::<NoteArgs, String>("write_note", "Append a note to the session's notes.")
-        .params(params().required("text", Schema::string().describe("The note.")))
-        .output(Schema::string())
         .body(move |args: NoteArgs, _ctx: RunContext| {
             let notes = Arc::clone(&notes);
             async move {

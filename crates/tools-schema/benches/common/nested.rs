@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use tools_schema::{Params, Schema, params};
+use tools_schema::{Params, Schema, ToolArgs, params};
 
 /// The `NESTED_ARGS` fixture text.
 pub(crate) const NESTED_ARGS: &str =
@@ -81,6 +81,8 @@ pub(crate) fn nested_spec() -> Params {
         .optional("version", Schema::integer().constant(2))
 }
 
+/// The typed `NESTED_ARGS`. The scenario fixes `NESTED_SPEC`, so its parameter map is the
+/// hand-written [`nested_spec`] (the `ToolArgs` escape hatch), not derived from the struct.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
@@ -105,6 +107,12 @@ pub(crate) struct NestedArgs {
     created_after: Option<String>,
     flags: Option<Flags>,
     version: Option<i64>,
+}
+
+impl ToolArgs for NestedArgs {
+    fn tool_params() -> Params {
+        nested_spec()
+    }
 }
 
 #[derive(Deserialize)]

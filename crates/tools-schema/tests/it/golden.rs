@@ -6,6 +6,14 @@ use tools_schema::{Params, Schema};
 use crate::reference::{reference_signature, signature};
 use crate::support::{parse, read_data};
 
+/// Inputs where this crate deliberately differs from the reference, with what it gives
+/// instead: the bound keywords are part of the subset (decision 27), so a bound the
+/// reference refused compiles to itself.
+const DIVERGENCES: [(&str, &str); 1] = [(
+    r#"{"type":"string","minLength":1}"#,
+    r#"{"type":"string","minLength":1}"#,
+)];
+
 #[test]
 fn author_dsl_compiles_like_the_reference() {
     let cases = read_data("golden/author-dsl.json");
@@ -19,6 +27,10 @@ fn author_dsl_compiles_like_the_reference() {
             other => panic!("unexpected fn {other}"),
         };
         let label = case["input_json"].as_str().unwrap();
+        if let Some((_, ours)) = DIVERGENCES.iter().find(|(input, _)| *input == label) {
+            assert_eq!(result.unwrap().as_json().to_string(), *ours, "{label}");
+            continue;
+        }
         match (&case["result"].get("ok"), result) {
             (Some(expected), Ok(compiled)) => {
                 assert_eq!(

@@ -4,11 +4,14 @@
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod bounds;
 mod depth;
 mod golden;
 mod properties;
 mod scenarios;
 
+mod derive;
+mod derive_properties;
 #[path = "../../../tools-json/tests/it/reference.rs"]
 mod reference;
 #[path = "../../../tools-json/tests/it/support.rs"]

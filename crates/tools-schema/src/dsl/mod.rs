@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+mod bounds;
+
 use serde_json::{Map, Number, Value};
 
 /// Adds the annotation methods to a builder type that has a `set(&mut self, key, value)`.
@@ -40,6 +42,13 @@ macro_rules! annotations {
             #[must_use]
             pub fn examples(mut self, value: impl Into<serde_json::Value>) -> Self {
                 self.set("examples", value.into());
+                self
+            }
+
+            /// Sets the `deprecated` annotation (shown to the model, never enforced).
+            #[must_use]
+            pub fn deprecated(mut self, deprecated: bool) -> Self {
+                self.set("deprecated", serde_json::Value::Bool(deprecated));
                 self
             }
         }
@@ -183,7 +192,8 @@ impl PartialEq for Schema {
     }
 }
 
-/// A tool's parameter map: the implicit, open object root of its arguments.
+/// A tool's parameter map: the implicit object root of its arguments, open unless
+/// [`Params::closed`].
 ///
 /// # Examples
 ///
@@ -200,11 +210,19 @@ impl PartialEq for Schema {
 /// );
 /// ```
 #[derive(Clone, PartialEq)]
-pub struct Params(Value);
+pub struct Params {
+    /// The property map in its JSON form.
+    spec: Value,
+    /// Whether keys other than the declared properties are rejected.
+    closed: bool,
+}
 
 /// An empty parameter map; add properties with [`Params::required`] and [`Params::optional`].
 pub fn params() -> Params {
-    Params(Value::Object(Map::new()))
+    Params {
+        spec: Value::Object(Map::new()),
+        closed: false,
+    }
 }
 
 impl Params {
@@ -222,6 +240,29 @@ impl Params {
         self.property(name, schema, false)
     }
 
+    /// Closes the root: arguments carrying a key that is not a declared property are
+    /// rejected (`"additionalProperties": false`), as `#[serde(deny_unknown_fields)]` does.
+    ///
+    /// ```
+    /// use tools_schema::{Schema, params};
+    ///
+    /// let compiled = params().required("id", Schema::string()).closed().compile().unwrap();
+    /// assert_eq!(
+    ///     compiled.as_json().to_string(),
+    ///     r#"{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string"}},"required":["id"]}"#
+    /// );
+    /// ```
+    #[must_use]
+    pub fn closed(mut self) -> Params {
+        self.closed = true;
+        self
+    }
+
+    /// Whether the root is closed ([`Params::closed`]).
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
     fn property(
         mut self,
         name: impl Into<String>,
@@ -232,26 +273,32 @@ impl Params {
         if required && let Value::Object(map) = &mut spec {
             map.insert("required".into(), Value::Bool(true));
         }
-        if let Value::Object(map) = &mut self.0 {
+        if let Value::Object(map) = &mut self.spec {
             map.insert(name.into(), spec);
         }
         self
     }
 
     /// A parameter map in its JSON form: `{"name": {…value spec…, "required": true}, …}`.
-    /// Nothing is checked until [`Params::compile`].
+    /// The root is open (see [`Params::closed`]). Nothing is checked until
+    /// [`Params::compile`].
     pub fn from_json(spec: Value) -> Params {
-        Params(spec)
+        Params {
+            spec,
+            closed: false,
+        }
     }
 
-    /// The parameter map in its JSON form.
+    /// The parameter map in its JSON form (the property map; openness is
+    /// [`Params::is_closed`]).
     pub fn as_json(&self) -> &Value {
-        &self.0
+        &self.spec
     }
 
     /// Compiles the map to the raw JSON Schema of the arguments: `{"type": "object",
-    /// "properties": {…}, "required": […]}` with no `additionalProperties` key (the root is
-    /// open) and `required` only when something is required.
+    /// "properties": {…}, "required": […]}`, with `"additionalProperties": false` after
+    /// `type` only when [`Params::closed`] (an open root has no such key) and `required`
+    /// only when something is required.
     ///
     /// # Errors
     ///
@@ -259,13 +306,18 @@ impl Params {
     /// `parameters`), or every violation of the subset's check on the compiled output (paths
     /// rooted at `schema`).
     pub fn compile(&self) -> Result<tools_json::CompiledSchema, crate::Error> {
-        crate::compile::compile_params(&self.0)
+        crate::compile::compile_params(&self.spec, self.closed)
     }
 }
 
 impl fmt::Debug for Params {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        debug_json(f, "Params", &self.0)
+        let name = if self.closed {
+            "ClosedParams"
+        } else {
+            "Params"
+        };
+        debug_json(f, name, &self.spec)
     }
 }
 
@@ -313,9 +365,15 @@ fn number_value(n: f64) -> Value {
 }
 
 impl Schema {
-    fn set(&mut self, key: &str, value: Value) {
+    pub(crate) fn set(&mut self, key: &str, value: Value) {
         if let Value::Object(map) = &mut self.0 {
             map.insert(key.into(), value);
+        }
+    }
+
+    pub(crate) fn remove(&mut self, key: &str) {
+        if let Value::Object(map) = &mut self.0 {
+            map.remove(key);
         }
     }
 }
@@ -328,7 +386,7 @@ macro_rules! builder {
         pub struct $ty(Map<String, Value>);
 
         impl $ty {
-            fn set(&mut self, key: &str, value: Value) {
+            pub(crate) fn set(&mut self, key: &str, value: Value) {
                 self.0.insert(key.into(), value);
             }
         }
