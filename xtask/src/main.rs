@@ -126,12 +126,17 @@ fn ensure_sandbox_tool() -> Result<(), String> {
     run_step("apt-get install bubblewrap", install).map_err(|e| format!("{missing}; {e}"))
 }
 
-/// `cargo test --workspace` with the sandbox's tool in place.
+/// `cargo test --workspace` with the sandbox's tool in place, and with the optional
+/// `schemars` bridge of `tools-schema` compiled in so that its tests run too.
 fn test(args: &[String]) -> Result<(), String> {
     ensure_sandbox_tool()?;
     let mut test = cargo();
-    test.args(["test", "--workspace"]).args(args);
-    run_step("cargo test --workspace", test)
+    test.args(["test", "--workspace", "--features", "tools-schema/schemars"])
+        .args(args);
+    run_step(
+        "cargo test --workspace --features tools-schema/schemars",
+        test,
+    )
 }
 
 fn check(args: &[String]) -> Result<(), String> {

@@ -5,6 +5,8 @@ mod compile;
 mod derive;
 mod dsl;
 mod error;
+#[cfg(feature = "schemars")]
+mod schemars_bridge;
 pub mod testing;
 mod typed;
 

@@ -9,6 +9,8 @@ mod depth;
 mod golden;
 mod properties;
 mod scenarios;
+#[cfg(feature = "schemars")]
+mod schemars;
 
 mod derive;
 mod derive_properties;
