@@ -3,6 +3,7 @@
 mod bounds;
 mod check;
 mod compile;
+mod foreign;
 mod keys;
 mod number;
 mod pattern;
@@ -52,6 +53,8 @@ struct Inner {
     nodes: Box<[Node]>,
     /// Unique per compiled schema (never reused): what a snapshot remembers it passed.
     id: u64,
+    /// For a foreign schema, what of it the validator does not enforce (empty otherwise).
+    unenforced: Box<[Violation]>,
 }
 
 /// The next [`Inner::id`]; 0 is never handed out (it means "not validated").
@@ -121,11 +124,75 @@ impl CompiledSchema {
         }
     }
 
+    /// Compiles a schema this project did not write (an MCP server's, another host's), as
+    /// decision 26 says: never rejected, never dropped. [`CompiledSchema::as_json`] is the
+    /// schema as given (the model sees it verbatim, numbers canonical); validation enforces
+    /// every keyword of it that the subset enforces, and [`CompiledSchema::unenforced`]
+    /// lists the rest, each at its path with the support check's kind.
+    ///
+    /// Every repair loosens the schema, never tightens it: a value the schema accepts is
+    /// never refused. See the module `schema::foreign` for the table of repairs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tools_json::CompiledSchema;
+    /// use serde_json::json;
+    ///
+    /// let schema = CompiledSchema::compile_foreign(&json!({
+    ///     "$schema": "http://json-schema.org/draft-07/schema#",
+    ///     "type": "object",
+    ///     "properties": {
+    ///         "timezone": {"type": "string", "minLength": 1},
+    ///         "when": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    ///     },
+    ///     "required": ["timezone"]
+    /// }));
+    /// assert!(!schema.is_fully_enforced());
+    /// assert_eq!(schema.unenforced()[0].path.to_string(), "schema.properties.when.anyOf");
+    /// // What is enforced is enforced; the model still sees `anyOf`.
+    /// assert!(!schema.is_valid(&json!({"timezone": ""})));
+    /// assert!(schema.is_valid(&json!({"timezone": "UTC", "when": true})));
+    /// assert!(schema.as_json()["properties"]["when"].get("anyOf").is_some());
+    /// ```
+    pub fn compile_foreign(schema: &Value) -> CompiledSchema {
+        let (lowered, unenforced) = foreign::lower(schema);
+        let nodes = compile::compile(&lowered);
+        crate::drop_deep(lowered);
+        let mut source = crate::clone_deep(schema);
+        foreign::scrub_negative_zero(&mut source);
+        let source = JsonValue::from_checked(source, "schema");
+        let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CompiledSchema(Arc::new(Inner {
+            source,
+            nodes,
+            id,
+            unenforced: unenforced.into_boxed_slice(),
+        }))
+    }
+
+    /// Whether validation enforces the whole schema: always for schemas inside the subset,
+    /// and for a foreign schema when nothing of it had to be loosened.
+    pub fn is_fully_enforced(&self) -> bool {
+        self.0.unenforced.is_empty()
+    }
+
+    /// What of a foreign schema validation does not enforce (empty for schemas inside the
+    /// subset), each at its path in the schema with the support check's kind.
+    pub fn unenforced(&self) -> &[Violation] {
+        &self.0.unenforced
+    }
+
     fn from_checked(source: Value) -> CompiledSchema {
         let source = JsonValue::from_checked(source, "schema");
         let nodes = compile::compile(source.as_value());
         let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        CompiledSchema(Arc::new(Inner { source, nodes, id }))
+        CompiledSchema(Arc::new(Inner {
+            source,
+            nodes,
+            id,
+            unenforced: Box::new([]),
+        }))
     }
 
     /// The schema as given, with integral floats written as integers (the model-facing

@@ -50,6 +50,9 @@ impl fmt::Display for ViolationKind {
             BoundMalformed { expected } => write!(f, "must be {expected}"),
             PatternInvalid { reason } => write!(f, "pattern {reason}"),
             AnnotationNotBoolean => f.write_str("annotation must be true or false"),
+            OneOfLoosened => f.write_str(
+                "is not enforced: a branch could not be enforced in full, and exactly-one over looser branches could refuse valid values",
+            ),
             NotAValueSchema => f.write_str("a value schema must be a JSON object"),
             PropertyMapNotObject => {
                 f.write_str("must be an object mapping property names to value schemas")

@@ -198,6 +198,10 @@ pub enum ViolationKind {
     },
     /// A `deprecated`, `readOnly` or `writeOnly` annotation that is not a boolean.
     AnnotationNotBoolean,
+    /// In a foreign schema (decision 26): a `oneOf` left unenforced because one of its
+    /// branches had to be loosened (with a looser branch, "exactly one" could refuse a
+    /// value the schema accepts).
+    OneOfLoosened,
 
     // ----- the author DSL (`tools-schema`), reported before compilation -----
     /// An author schema node that is not an object.
@@ -348,6 +352,7 @@ impl ViolationKind {
             | BoundMalformed { .. }
             | PatternInvalid { .. }
             | AnnotationNotBoolean
+            | OneOfLoosened
             | NotAValueSchema
             | PropertyMapNotObject
             | RequiredNotTrue
@@ -402,6 +407,7 @@ impl ViolationKind {
             BoundMalformed { .. } => "bound_malformed",
             PatternInvalid { .. } => "pattern_invalid",
             AnnotationNotBoolean => "annotation_not_boolean",
+            OneOfLoosened => "one_of_loosened",
             NotAValueSchema => "not_a_value_schema",
             PropertyMapNotObject => "property_map_not_object",
             RequiredNotTrue => "required_not_true",

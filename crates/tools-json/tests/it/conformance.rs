@@ -170,3 +170,47 @@ fn the_optional_files_for_regexes_and_big_numbers_agree() {
     }
     assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
 }
+
+/// Decision 26 against the whole suite: compiled as a foreign schema, every group of every
+/// file (those the subset rejects included) accepts every instance the suite calls valid
+/// (repairs only loosen), and a fully enforced schema agrees with the suite on every test.
+#[test]
+fn foreign_schemas_never_refuse_what_the_suite_calls_valid() {
+    let mut failures = Vec::new();
+    let (mut groups, mut full, mut enforced_rejections) = (0, 0, 0);
+    for file in suite_files("draft2020-12")
+        .into_iter()
+        .chain(suite_files("optional"))
+    {
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_owned();
+        let parsed = parse(&std::fs::read_to_string(&file).expect("read"));
+        for group in parsed.as_array().expect("groups") {
+            groups += 1;
+            let description = group["description"].as_str().unwrap_or("?");
+            let schema = CompiledSchema::compile_foreign(&group["schema"]);
+            full += usize::from(schema.is_fully_enforced());
+            for test in group["tests"].as_array().expect("tests") {
+                let expected = test["valid"].as_bool().expect("valid");
+                let valid = schema.is_valid(&test["data"]);
+                if !expected && !valid {
+                    enforced_rejections += 1;
+                }
+                if (expected && !valid) || (schema.is_fully_enforced() && valid != expected) {
+                    failures.push(format!(
+                        "{name} / {description} / {}: expected valid={expected}, got {valid} (fully enforced: {})",
+                        test["description"],
+                        schema.is_fully_enforced()
+                    ));
+                }
+            }
+        }
+    }
+    println!(
+        "foreign: {groups} groups, {full} fully enforced; {enforced_rejections} invalid instances still refused"
+    );
+    assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
+}

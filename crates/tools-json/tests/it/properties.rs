@@ -290,6 +290,27 @@ proptest! {
         }
     }
 
+    /// Decision 26: a foreign schema always compiles; inside the subset it is the same
+    /// schema, fully enforced; outside, what it leaves unenforced is listed.
+    #[test]
+    fn a_foreign_schema_always_compiles_and_agrees_inside_the_subset(schema in schema_like(), value in any_json()) {
+        let foreign = CompiledSchema::compile_foreign(&schema);
+        prop_assert!(tools_json::is_lossless(foreign.as_json()));
+        let violations = foreign.validate(&value, "value");
+        prop_assert_eq!(violations.is_empty(), foreign.is_valid(&value));
+        match CompiledSchema::compile(&schema) {
+            Ok(native) => {
+                prop_assert!(foreign.is_fully_enforced(), "{:?}", foreign.unenforced());
+                prop_assert_eq!(native.validate(&value, "value"), violations);
+            }
+            Err(_) => {
+                for v in foreign.unenforced() {
+                    prop_assert!(v.path.to_string().starts_with("schema"));
+                }
+            }
+        }
+    }
+
     #[test]
     fn validation_is_total_over_any_value(schema in schema_like(), value in any_json()) {
         if let Ok(compiled) = CompiledSchema::compile(&schema) {
