@@ -53,7 +53,7 @@ struct DslKeys<'a> {
 }
 
 /// The annotations, in the order they are emitted.
-const ANNOTATIONS: [&str; 6] = [
+pub(crate) const ANNOTATIONS: [&str; 6] = [
     "description",
     "title",
     "default",
@@ -63,21 +63,7 @@ const ANNOTATIONS: [&str; 6] = [
 ];
 
 /// The bound keywords (decision 27), in the order they are emitted.
-const BOUNDS: [&str; 13] = [
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "minProperties",
-    "maxProperties",
-];
+const BOUNDS: [&str; 13] = tools_json::BOUND_KEYWORDS;
 
 impl<'a> DslKeys<'a> {
     fn classify(map: &'a Map<String, Value>) -> DslKeys<'a> {

@@ -41,25 +41,6 @@ pub(crate) fn collapse_js_whitespace(text: &str) -> String {
     out
 }
 
-/// The keywords a property's doc comment states after its description (the bounds of
-/// decision 27 and the `format` annotation), in this order.
-const NOTED: [&str; 14] = [
-    "minimum",
-    "exclusiveMinimum",
-    "maximum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "minProperties",
-    "maxProperties",
-];
-
 /// A property's doc text: its `description`, then its bounds and `format` in parentheses
 /// (`Lines to read. (minimum: 1, maximum: 500)`), so that the model reading the SDK sees
 /// what validation will hold the value to. Bounds are not types in TypeScript or Python, so
@@ -70,7 +51,8 @@ pub(crate) fn description_of(schema: &Value) -> Option<Cow<'_, str>> {
         return description.map(Cow::Borrowed);
     };
     let mut note = String::new();
-    for key in NOTED {
+    // The bounds of decision 27, then the `format` annotation.
+    for key in tools_json::BOUND_KEYWORDS.iter().copied().chain(["format"]) {
         let Some(value) = map.get(key) else { continue };
         if !note.is_empty() {
             note.push_str(", ");

@@ -72,6 +72,18 @@ pub(crate) const KEYWORDS: [(&str, Family, Shape); 13] = [
     ("maxProperties", Family::Object, Shape::Count),
 ];
 
+/// The bound keywords of the subset (decision 27), in the order the support check reports
+/// them and the author DSL emits them: the one list every crate reads.
+pub const BOUND_KEYWORDS: [&str; 13] = {
+    let mut names = [""; 13];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = KEYWORDS[i].0;
+        i += 1;
+    }
+    names
+};
+
 /// The index of a bound keyword in [`KEYWORDS`].
 pub(crate) fn index_of(name: &str) -> Option<usize> {
     KEYWORDS.iter().position(|(k, _, _)| *k == name)

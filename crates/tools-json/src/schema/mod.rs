@@ -18,6 +18,7 @@ use serde_json::{Number, Value};
 
 use crate::{Error, JsonValue, Limits, Path, Violation, ViolationKind, Violations};
 
+pub use bounds::BOUND_KEYWORDS;
 pub(crate) use compile::{Node, NodeId};
 
 /// A schema that passed the support check, compiled once into a form that validates fast.

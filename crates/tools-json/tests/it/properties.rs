@@ -227,26 +227,13 @@ fn schema_like() -> impl Strategy<Value = Value> {
         Just("description".to_owned()),
         Just("default".to_owned()),
         // The bound keywords and annotations of decision 27.
-        prop::sample::select(vec![
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "minLength",
-            "maxLength",
-            "pattern",
-            "minItems",
-            "maxItems",
-            "uniqueItems",
-            "minProperties",
-            "maxProperties",
-            "format",
-            "$schema",
-            "$comment",
-            "deprecated",
-            "readOnly",
-        ])
+        prop::sample::select(
+            tools_json::BOUND_KEYWORDS
+                .iter()
+                .chain(&["format", "$schema", "$comment", "deprecated", "readOnly"])
+                .copied()
+                .collect::<Vec<_>>()
+        )
         .prop_map(str::to_owned),
         "[a-z$]{1,6}",
     ];

@@ -25,14 +25,7 @@ use crate::{Error, Params, Schema};
 pub(crate) const MAX_COPIED_NODES: usize = 100_000;
 
 /// The annotations the author DSL keeps, in the order it emits them.
-const NOTES: [&str; 6] = [
-    "description",
-    "title",
-    "default",
-    "examples",
-    "deprecated",
-    "format",
-];
+const NOTES: [&str; 6] = crate::compile::ANNOTATIONS;
 
 /// Keys dropped from the author form: annotations the DSL has no slot for, and the
 /// containers of definitions (which are reached through `$ref`).
@@ -47,23 +40,17 @@ const DROPPED: [&str; 7] = [
 ];
 
 /// The constraint keywords of a typed node, in the order they are emitted.
-const REST: [&str; 15] = [
-    "enum",
-    "const",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "minProperties",
-    "maxProperties",
-];
+const REST: [&str; 15] = {
+    let mut rest = [""; 15];
+    rest[0] = "enum";
+    rest[1] = "const";
+    let mut i = 0;
+    while i < tools_json::BOUND_KEYWORDS.len() {
+        rest[i + 2] = tools_json::BOUND_KEYWORDS[i];
+        i += 1;
+    }
+    rest
+};
 
 /// The structural keywords understood besides [`NOTES`] and [`REST`].
 const STRUCTURE: [&str; 8] = [
