@@ -8,10 +8,28 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_json::JsonValue;
 use tools_registry::{
-    AgentScope, CallInfo, ExecutionToken, RunHooks, ToolContext, ToolDefinition, ToolName,
+    AgentScope, CallInfo, ExecutionToken, Progress, ProgressSink, RunHooks, ToolContext,
+    ToolDefinition, ToolName,
 };
 
-use crate::Error;
+use crate::{Approval, Error};
+
+/// The channels back to whoever started a call: where its progress goes, and who answers
+/// its `ask` in place of the pipeline's approval service.
+#[derive(Clone, Default)]
+pub(crate) struct Channels {
+    pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    pub(crate) approval: Option<Arc<dyn Approval>>,
+}
+
+impl fmt::Debug for Channels {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Channels")
+            .field("progress", &self.progress.is_some())
+            .field("approval", &self.approval.is_some())
+            .finish()
+    }
+}
 
 /// A call's arguments: as the model sent them, or an already lossless snapshot.
 #[derive(Clone, Debug)]
@@ -61,6 +79,7 @@ pub struct ToolCall {
     pub(crate) agent: Option<AgentScope>,
     pub(crate) parent: Option<ExecutionToken>,
     pub(crate) cancel: Option<CancellationToken>,
+    pub(crate) channels: Channels,
 }
 
 impl ToolCall {
@@ -83,6 +102,7 @@ impl ToolCall {
             agent: None,
             parent: None,
             cancel: None,
+            channels: Channels::default(),
         })
     }
 
@@ -115,6 +135,38 @@ impl ToolCall {
     #[must_use]
     pub fn with_cancellation(mut self, cancel: CancellationToken) -> ToolCall {
         self.cancel = Some(cancel);
+        self
+    }
+
+    /// Where the body's progress updates ([`tools_registry::RunContext::report_progress`])
+    /// go, e.g. an MCP client's `notifications/progress`. Without one they are dropped.
+    #[must_use]
+    pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> ToolCall {
+        self.channels.progress = Some(sink);
+        self
+    }
+
+    /// The service that answers this call's `ask` in place of the pipeline's (e.g. the MCP
+    /// client that made the call, through elicitation). It gets the same request and its
+    /// answer counts the same way: a refusal, cancellation or failure is `APPROVAL_DENIED`.
+    #[must_use]
+    pub fn with_approval(mut self, approval: Arc<dyn Approval>) -> ToolCall {
+        self.channels.approval = Some(approval);
+        self
+    }
+
+    /// The same progress sink and approval service as the call `ctx` belongs to (a Code
+    /// Mode sub-call reports to, and asks, whoever started the `run_code` call). A context
+    /// the pipeline did not make gives nothing.
+    #[must_use]
+    pub fn with_channels_of(mut self, ctx: &tools_registry::RunContext) -> ToolCall {
+        if let Some(exec) = ctx
+            .hooks()
+            .as_any()
+            .and_then(|any| any.downcast_ref::<Execution>())
+        {
+            self.channels = exec.channels.clone();
+        }
         self
     }
 
@@ -194,6 +246,8 @@ pub struct Execution {
     pub(crate) arguments_ok: bool,
     /// The caller's token; `None` for a call that was given none (it is never cancelled).
     pub(crate) caller: Option<CancellationToken>,
+    /// The caller's progress sink and approval service, if it gave any.
+    pub(crate) channels: Channels,
     pub(crate) state: ExecState,
 }
 
@@ -226,6 +280,16 @@ impl RunHooks for Execution {
 
     fn conclude_turn(&self) {
         self.state.concluded.store(true, Ordering::SeqCst);
+    }
+
+    fn report_progress(&self, progress: Progress) {
+        if let Some(sink) = &self.channels.progress {
+            sink.report(progress);
+        }
+    }
+
+    fn as_any(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        Some(self)
     }
 }
 

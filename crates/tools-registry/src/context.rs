@@ -80,6 +80,60 @@ impl ToolContext {
     }
 }
 
+/// One progress update of a running call: how far it is, out of how much, and what it is
+/// doing. Forwarded to whoever started the call (an MCP client's `notifications/progress`,
+/// a host's UI); a call nobody listens to drops it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Work done so far (should increase with every update; MCP requires it).
+    pub progress: f64,
+    /// The total amount of work, when known.
+    pub total: Option<f64>,
+    /// A human-readable message about the current step.
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// `progress` units of work done, total unknown, no message.
+    pub fn new(progress: f64) -> Progress {
+        Progress {
+            progress,
+            total: None,
+            message: None,
+        }
+    }
+
+    /// The same update with the total amount of work.
+    #[must_use]
+    pub fn with_total(mut self, total: f64) -> Progress {
+        self.total = Some(total);
+        self
+    }
+
+    /// The same update with a message.
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<String>) -> Progress {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+/// Where a call's progress updates go: given to a call by whoever starts it
+/// (`ToolCall::with_progress` in `tools-pipeline`). It must not block: forward, or drop.
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Receives one update.
+    fn report(&self, progress: Progress);
+}
+
+impl<F> ProgressSink for F
+where
+    F: Fn(Progress) + Send + Sync + 'static,
+{
+    fn report(&self, progress: Progress) {
+        self(progress);
+    }
+}
+
 /// The pipeline's side of a run context: the call's identity, and where deferred contexts
 /// and the turn conclusion go. Implemented by the pipeline's execution (one allocation
 /// holds both); [`RunContext::detached`] uses a no-op.
@@ -90,6 +144,15 @@ pub trait RunHooks: Send + Sync {
     fn defer_context(&self, context: ToolContext);
     /// Asks the agent loop to end the turn after this call's batch.
     fn conclude_turn(&self);
+    /// Forwards a progress update to whoever started the call (default: dropped).
+    fn report_progress(&self, progress: Progress) {
+        let _ = progress;
+    }
+    /// The implementation as `Any`, so the crate that made it can find its own state again
+    /// (the pipeline passes a call's channels on to its Code Mode sub-calls); default none.
+    fn as_any(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        None
+    }
 }
 
 /// The hooks of a detached context: the call's identity, nothing else.
@@ -130,6 +193,11 @@ impl RunContext {
         self.hooks.call_info()
     }
 
+    /// The pipeline's side of the context.
+    pub fn hooks(&self) -> &dyn RunHooks {
+        &*self.hooks
+    }
+
     /// The token that is cancelled when the call must stop.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancel
@@ -149,6 +217,22 @@ impl RunContext {
     /// Asks the agent loop to end the turn after this call's batch.
     pub fn conclude_turn(&self) {
         self.hooks.conclude_turn();
+    }
+
+    /// Reports progress to whoever started the call (an MCP client that sent a progress
+    /// token gets `notifications/progress`); dropped when nobody listens. Never blocks.
+    ///
+    /// ```
+    /// use tools_registry::{Progress, RunContext};
+    ///
+    /// fn copy_files(ctx: &RunContext) {
+    ///     for step in 1..=3 {
+    ///         ctx.report_progress(Progress::new(f64::from(step)).with_total(3.0).with_message("copying"));
+    ///     }
+    /// }
+    /// ```
+    pub fn report_progress(&self, progress: Progress) {
+        self.hooks.report_progress(progress);
     }
 }
 

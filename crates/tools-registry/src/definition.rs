@@ -11,7 +11,7 @@ use serde_json::Value;
 use tools_json::{CompiledSchema, JsonValue};
 use tools_presentation::{ContentBlock, Presenter, RawResult};
 
-use crate::{CallInfo, Error, RunContext, ToolError, ToolName};
+use crate::{CallInfo, Error, RunContext, ToolError, ToolHints, ToolName};
 
 /// The largest timeout budget a tool may declare: 2 147 483 647 ms (about 24.8 days), the
 /// limit of the timers the runtime's timeout policy is specified against.
@@ -275,6 +275,8 @@ struct Parts {
     timeout: Option<Duration>,
     concurrency: Option<ClassifierFn>,
     presenter: Option<Arc<dyn Presenter>>,
+    hints: ToolHints,
+    foreign: Option<CompiledSchema>,
 }
 
 impl ToolDefinition {
@@ -290,6 +292,7 @@ impl ToolDefinition {
             timeout: None,
             concurrency: None,
             presenter: None,
+            hints: ToolHints::default(),
         }
     }
 
@@ -306,6 +309,37 @@ impl ToolDefinition {
     /// The raw parameter schema shown to the model (lossless JSON).
     pub fn parameters(&self) -> &JsonValue {
         &self.inner.parameters
+    }
+
+    /// The compiled foreign parameter schema the arguments are validated against, for a
+    /// tool built with [`DefinitionBuilder::foreign_parameters`] (decision 26).
+    pub fn foreign_parameters(&self) -> Option<&CompiledSchema> {
+        self.inner.foreign.as_ref()
+    }
+
+    /// The parameter schema a code generator types: the part of a foreign schema the
+    /// validator enforces (inside the subset), else [`ToolDefinition::parameters`].
+    pub fn enforced_parameters(&self) -> &Value {
+        match &self.inner.foreign {
+            Some(schema) => schema.enforced_json(),
+            None => self.inner.parameters.as_value(),
+        }
+    }
+
+    /// Whether every keyword of the parameter and output schemas is enforced: `false` for
+    /// a foreign schema that uses keywords outside the subset (they reach the model, but
+    /// only the subset's keywords are validated).
+    pub fn is_fully_validated(&self) -> bool {
+        self.inner
+            .foreign
+            .as_ref()
+            .is_none_or(CompiledSchema::is_fully_enforced)
+            && self.inner.output.schema.is_fully_enforced()
+    }
+
+    /// The behaviour hints (MCP tool annotations).
+    pub fn hints(&self) -> &ToolHints {
+        &self.inner.hints
     }
 
     /// The output: compiled schema and projections.
@@ -423,6 +457,7 @@ pub struct DefinitionBuilder {
     timeout: Option<Duration>,
     concurrency: Option<ClassifierFn>,
     presenter: Option<Arc<dyn Presenter>>,
+    hints: ToolHints,
 }
 
 impl DefinitionBuilder {
@@ -430,6 +465,54 @@ impl DefinitionBuilder {
     /// for losslessness). Defaults to `{"type": "object", "properties": {}}`.
     pub fn parameters(mut self, schema: Value) -> Self {
         self.parameters = Some(Parameters::Raw(schema));
+        self
+    }
+
+    /// A parameter schema this project did not write (an MCP server's, another host's),
+    /// handled per decision 26: the model sees it verbatim; the arguments are validated
+    /// against every keyword of it the subset enforces before the body runs (a failure is
+    /// `INVALID_ARGS`, listing every violation); what is not enforced is reported by
+    /// [`ToolDefinition::is_fully_validated`]. Never refused for its keywords; only a
+    /// schema that is not lossless JSON is refused at [`DefinitionBuilder::build`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tools_registry::{OutputDecl, ToolDefinition};
+    ///
+    /// let tool = ToolDefinition::builder("time__convert", "Convert a time.")
+    ///     .foreign_parameters(json!({
+    ///         "$schema": "http://json-schema.org/draft-07/schema#",
+    ///         "type": "object",
+    ///         "properties": {
+    ///             "time": {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"},
+    ///             "zone": {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    ///         },
+    ///         "required": ["time"]
+    ///     }))
+    ///     .output(OutputDecl::text(json!({"type": "string"})))
+    ///     .body(|args, _ctx| async move { Ok(args.as_value()["time"].clone()) })
+    ///     .build()?;
+    /// assert!(tool.parameters().as_value()["properties"]["zone"].get("anyOf").is_some());
+    /// assert!(!tool.is_fully_validated());
+    /// assert_eq!(tool.enforced_parameters()["properties"]["zone"], json!({}));
+    /// # Ok::<(), tools_registry::Error>(())
+    /// ```
+    pub fn foreign_parameters(mut self, schema: Value) -> Self {
+        self.parameters = Some(Parameters::Foreign(schema));
+        self
+    }
+
+    /// The behaviour hints shown to clients (MCP tool annotations).
+    pub fn hints(mut self, hints: ToolHints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// Declares the tool read-only: the `read_only` hint, and concurrency-safe for every
+    /// call (a tool that changes nothing may run beside its siblings).
+    pub fn read_only(mut self) -> Self {
+        self.hints.read_only = Some(true);
+        self.concurrency = Some(Arc::new(|_: &JsonValue| true));
         self
     }
 
@@ -523,11 +606,16 @@ impl DefinitionBuilder {
             return Err(Error::MissingBody { tool: self.name });
         };
         let name = ToolName::new(&self.name)?;
+        let mut foreign = None;
         let parameters = match self.parameters {
             Some(Parameters::Json(parameters)) => parameters,
             raw => {
                 let raw = match raw {
                     Some(Parameters::Raw(raw)) => raw,
+                    Some(Parameters::Foreign(raw)) => {
+                        foreign = Some(CompiledSchema::compile_foreign(&raw));
+                        raw
+                    }
                     _ => serde_json::json!({"type": "object", "properties": {}}),
                 };
                 let limits = tools_json::Limits::default().with_max_depth(usize::MAX);
@@ -538,6 +626,10 @@ impl DefinitionBuilder {
                     }
                 })?
             }
+        };
+        let body = match &foreign {
+            Some(schema) => crate::foreign::validating(schema.clone(), body),
+            None => body,
         };
         Ok(ToolDefinition {
             inner: Arc::new(Parts {
@@ -550,6 +642,8 @@ impl DefinitionBuilder {
                 timeout: self.timeout,
                 concurrency: self.concurrency,
                 presenter: self.presenter,
+                hints: self.hints,
+                foreign,
             }),
         })
     }
@@ -563,8 +657,10 @@ impl fmt::Debug for DefinitionBuilder {
     }
 }
 
-/// A builder's parameter schema: raw (checked lossless at `build`) or already lossless.
+/// A builder's parameter schema: raw (checked lossless at `build`), foreign (also compiled
+/// for validation) or already lossless.
 enum Parameters {
     Raw(Value),
+    Foreign(Value),
     Json(JsonValue),
 }

@@ -4,7 +4,9 @@
 mod context;
 mod definition;
 mod error;
+mod foreign;
 mod guard;
+mod hints;
 mod mode;
 mod name;
 mod projection;
@@ -13,13 +15,16 @@ mod scope;
 mod tool_error;
 mod typed;
 
-pub use context::{CallInfo, ExecutionToken, RunContext, RunHooks, ToolContext};
+pub use context::{
+    CallInfo, ExecutionToken, Progress, ProgressSink, RunContext, RunHooks, ToolContext,
+};
 pub use definition::{
     BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MAX_TIMEOUT, MetaFn, Output,
     OutputDecl, RenderFn, ResultView, ToolBody, ToolDefinition, text_of,
 };
 pub use error::Error;
 pub use guard::Guard;
+pub use hints::ToolHints;
 pub use mode::{PresentationMode, ToolFilter};
 pub use name::{RUN_CODE, ToolName};
 pub use projection::ToolSchema;

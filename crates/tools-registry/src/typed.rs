@@ -92,6 +92,7 @@ where
         concurrency: None,
         presenter: None,
         finalize: None,
+        hints: crate::ToolHints::default(),
         _types: PhantomData,
     }
 }
@@ -108,6 +109,7 @@ pub struct TypedToolBuilder<A, O> {
     concurrency: Option<TypedClassifier<A>>,
     presenter: Option<Arc<dyn tools_presentation::Presenter>>,
     finalize: Option<crate::definition::FinalizeFn>,
+    hints: crate::ToolHints,
     _types: PhantomData<fn(A) -> O>,
 }
 
@@ -170,6 +172,20 @@ where
     /// The concurrency classifier over typed arguments (invalid arguments: exclusive).
     pub fn concurrency(mut self, classify: impl Fn(&A) -> bool + Send + Sync + 'static) -> Self {
         self.concurrency = Some(Arc::new(classify));
+        self
+    }
+
+    /// The behaviour hints shown to clients (MCP tool annotations).
+    pub fn hints(mut self, hints: crate::ToolHints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// Declares the tool read-only: the `read_only` hint, and concurrency-safe for every
+    /// call.
+    pub fn read_only(mut self) -> Self {
+        self.hints.read_only = Some(true);
+        self.concurrency = Some(Arc::new(|_: &A| true));
         self
     }
 
@@ -237,6 +253,7 @@ where
 
         let mut builder = ToolDefinition::builder(&name, self.description)
             .parameters_json(args.schema().json().clone())
+            .hints(self.hints)
             .output(decl);
         if let Some(body) = self.body {
             builder = builder.body_arc(body(Arc::clone(&args)));

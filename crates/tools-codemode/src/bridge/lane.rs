@@ -283,6 +283,7 @@ impl Lane {
             .map_err(|_| ToolResult::unknown_tool(&sub.name))?
             .with_cancellation(self.state.token.clone())
             .with_parent(outer.token)
+            .with_channels_of(&self.ctx)
             .with_root_call_id(Arc::clone(&outer.root_call_id));
         Ok(match &outer.agent {
             Some(agent) => call.with_agent(agent.clone()),

@@ -233,8 +233,8 @@ pub fn sdk_tools(registry: &Registry, agent: Option<&AgentScope>) -> Vec<ToolSdk
             ToolSdkSchema::new(
                 def.name().as_str(),
                 def.description(),
-                def.parameters().as_value().clone(),
-                def.output().schema().as_json().clone(),
+                def.enforced_parameters().clone(),
+                def.output().schema().enforced_json().clone(),
             )
         })
         .collect();

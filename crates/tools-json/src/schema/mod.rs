@@ -56,6 +56,9 @@ struct Inner {
     id: u64,
     /// For a foreign schema, what of it the validator does not enforce (empty otherwise).
     unenforced: Box<[Violation]>,
+    /// For a foreign schema that had to be changed to fit the subset, the lowered schema
+    /// the validator enforces (`None`: the source itself is enforced).
+    enforced: Option<JsonValue>,
 }
 
 /// The next [`Inner::id`]; 0 is never handed out (it means "not validated").
@@ -155,13 +158,20 @@ impl CompiledSchema {
     /// assert!(!schema.is_valid(&json!({"timezone": ""})));
     /// assert!(schema.is_valid(&json!({"timezone": "UTC", "when": true})));
     /// assert!(schema.as_json()["properties"]["when"].get("anyOf").is_some());
+    /// // A code generator types what is enforced: `when` is any JSON there.
+    /// assert_eq!(schema.enforced_json()["properties"]["when"], json!({}));
     /// ```
     pub fn compile_foreign(schema: &Value) -> CompiledSchema {
         let (lowered, unenforced) = foreign::lower(schema);
         let nodes = compile::compile(&lowered);
-        crate::drop_deep(lowered);
         let mut source = crate::clone_deep(schema);
         foreign::scrub_negative_zero(&mut source);
+        let enforced = if crate::eq_deep(&lowered, &source) {
+            crate::drop_deep(lowered);
+            None
+        } else {
+            Some(JsonValue::from_checked(lowered, "schema"))
+        };
         let source = JsonValue::from_checked(source, "schema");
         let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         CompiledSchema(Arc::new(Inner {
@@ -169,6 +179,7 @@ impl CompiledSchema {
             nodes,
             id,
             unenforced: unenforced.into_boxed_slice(),
+            enforced,
         }))
     }
 
@@ -184,6 +195,17 @@ impl CompiledSchema {
         &self.0.unenforced
     }
 
+    /// The schema the validator enforces, inside the subset: the source itself, or for a
+    /// foreign schema that had to be loosened, the lowered schema (what a code generator
+    /// can type precisely; the model still sees [`CompiledSchema::as_json`]).
+    pub fn enforced_json(&self) -> &Value {
+        self.0
+            .enforced
+            .as_ref()
+            .unwrap_or(&self.0.source)
+            .as_value()
+    }
+
     fn from_checked(source: Value) -> CompiledSchema {
         let source = JsonValue::from_checked(source, "schema");
         let nodes = compile::compile(source.as_value());
@@ -193,6 +215,7 @@ impl CompiledSchema {
             nodes,
             id,
             unenforced: Box::new([]),
+            enforced: None,
         }))
     }
 

@@ -159,6 +159,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
         root_call_id,
         arguments_ok: arguments_error.is_none(),
         caller,
+        channels: call.channels,
         state: ExecState {
             finalizer,
             ..ExecState::default()
@@ -297,7 +298,7 @@ async fn ask(
 ) -> Result<ApprovalOutcome, ToolError> {
     let name = exec.name().as_str();
     let denied = |message: String| ToolError::with_code(ErrorCode::ApprovalDenied, message);
-    let Some(approval) = shared.approval() else {
+    let Some(approval) = exec.channels.approval.clone().or_else(|| shared.approval()) else {
         return Err(denied(reason.unwrap_or_else(|| {
             format!("tool {name:?} requires approval (no approval service is installed)")
         })));

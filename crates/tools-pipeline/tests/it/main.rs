@@ -9,6 +9,7 @@
 mod around;
 mod basics;
 mod cancel;
+mod channels;
 mod contexts;
 mod finalize;
 mod guards;
