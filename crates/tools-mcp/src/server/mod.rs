@@ -1,0 +1,283 @@
+//! The server front: one agent scope of a [`ToolRuntime`] served to MCP clients.
+//!
+//! - `tools/list` is the scope's model-facing view ([`ToolRuntime::wire_schemas`]): native
+//!   tools, `run_code` with the scope's SDK appended to its description, or both, per the
+//!   scope's presentation mode. Each tool carries its output schema (an object schema as
+//!   is; any other wrapped as `{"result": …}`, the Python SDK's convention) and its hints as
+//!   annotations.
+//! - `tools/call` is one call of that scope through the whole pipeline. The request's
+//!   cancellation (`notifications/cancelled`) is the call's token; a progress token makes
+//!   the body's [`tools_runtime::RunContext::report_progress`] updates
+//!   `notifications/progress`; an `ask` goes to the client by elicitation when it declares
+//!   that capability, else to the runtime's approval service, else it is `APPROVAL_DENIED`.
+//! - `notifications/tools/list_changed` follows the registry's change events, coalesced.
+
+mod approval;
+mod progress;
+mod transport;
+
+pub use approval::APPROVE_FIELD;
+pub use transport::HttpOptions;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tools_runtime::{AgentScope, Registration, ToolCall, ToolRuntime};
+
+use crate::wire::{self, Structured};
+
+/// What one served scope shares across its MCP sessions.
+struct Front {
+    runtime: ToolRuntime,
+    agent: AgentScope,
+    info: Implementation,
+    instructions: Option<String>,
+}
+
+/// Serves one agent scope of a [`ToolRuntime`] over MCP: stdio, streamable HTTP, or any
+/// rmcp transport. Cheap to clone; every clone serves the same scope.
+///
+/// # Examples
+///
+/// ```no_run
+/// use tools_mcp::McpServer;
+/// use tools_runtime::ToolRuntime;
+///
+/// # async fn serve() -> Result<(), tools_mcp::Error> {
+/// let runtime = ToolRuntime::new();
+/// // … register tools, hooks, guards …
+/// let agent = runtime.scope();
+/// McpServer::new(runtime, agent).serve_stdio().await
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    front: Arc<Front>,
+}
+
+impl McpServer {
+    /// Serves `agent`'s scope of `runtime` (its tools, masks, mode and hooks), named
+    /// `tools-mcp` to clients.
+    pub fn new(runtime: ToolRuntime, agent: AgentScope) -> McpServer {
+        McpServer {
+            front: Arc::new(Front {
+                runtime,
+                agent,
+                info: Implementation::new("tools-mcp", env!("CARGO_PKG_VERSION")),
+                instructions: None,
+            }),
+        }
+    }
+
+    /// The same server under another name and version in `initialize`.
+    #[must_use]
+    pub fn with_info(self, name: impl Into<String>, version: impl Into<String>) -> McpServer {
+        self.map(|front| front.info = Implementation::new(name.into(), version.into()))
+    }
+
+    /// The same server with instructions for the client's model in `initialize`.
+    #[must_use]
+    pub fn with_instructions(self, instructions: impl Into<String>) -> McpServer {
+        let instructions = instructions.into();
+        self.map(|front| front.instructions = Some(instructions))
+    }
+
+    fn map(self, change: impl FnOnce(&mut Front)) -> McpServer {
+        let mut front = Front {
+            runtime: self.front.runtime.clone(),
+            agent: self.front.agent.clone(),
+            info: self.front.info.clone(),
+            instructions: self.front.instructions.clone(),
+        };
+        change(&mut front);
+        McpServer {
+            front: Arc::new(front),
+        }
+    }
+
+    /// The runtime served.
+    pub fn runtime(&self) -> &ToolRuntime {
+        &self.front.runtime
+    }
+
+    /// The scope served.
+    pub fn agent(&self) -> &AgentScope {
+        &self.front.agent
+    }
+
+    /// A handler for one MCP session (what a transport serves; see [`McpSession`]).
+    pub fn session(&self) -> McpSession {
+        McpSession {
+            front: Arc::clone(&self.front),
+            watch: Arc::new(Watch::default()),
+        }
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.front.info.name)
+            .field("agent", &self.front.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One MCP session of an [`McpServer`]: rmcp's [`ServerHandler`]. Its registry listener
+/// (for `list_changed`) lives as long as the session.
+#[derive(Clone)]
+pub struct McpSession {
+    front: Arc<Front>,
+    watch: Arc<Watch>,
+}
+
+impl std::fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSession")
+            .field("name", &self.front.info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The registry listener of one session and the task that turns its events into
+/// `notifications/tools/list_changed`; both end when the session is dropped.
+#[derive(Default)]
+struct Watch {
+    listener: Mutex<Option<Registration>>,
+    stop: CancellationToken,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl McpSession {
+    /// Starts forwarding registry changes to `peer` (once per session).
+    fn watch(&self, peer: rmcp::Peer<RoleServer>) {
+        let mut listener = self
+            .watch
+            .listener
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if listener.is_some() {
+            return;
+        }
+        let changed = Arc::new(tokio::sync::Notify::new());
+        let signal = Arc::clone(&changed);
+        *listener = Some(
+            self.front
+                .runtime
+                .registry()
+                .on_change(move |_| signal.notify_one()),
+        );
+        let stop = self.watch.stop.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    () = changed.notified() => {
+                        if peer.notify_tool_list_changed().await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// The `tools/list` of the scope.
+    fn list(&self) -> ListToolsResult {
+        let runtime = &self.front.runtime;
+        let agent = Some(&self.front.agent);
+        let view = runtime.registry().view(agent);
+        let mut tools = Vec::new();
+        for schema in runtime.wire_schemas(agent).iter() {
+            let Some(def) = view.get(schema.name.as_str()) else {
+                continue;
+            };
+            let tool = if schema.name.is_run_code() {
+                let sdk = runtime.sdk_section(agent);
+                wire::tool_of(def, &format!("{}\n\n{sdk}", schema.description))
+            } else {
+                wire::tool_of(def, &schema.description)
+            };
+            tools.push(tool);
+        }
+        ListToolsResult::with_all_items(tools)
+    }
+
+    /// One `tools/call` through the pipeline.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let runtime = &self.front.runtime;
+        let arguments = request.arguments.map_or_else(
+            || Value::Object(serde_json::Map::new()),
+            Value::Object,
+        );
+        let call_id = format!("mcp-{}", context.id);
+        let Ok(call) = ToolCall::new(call_id, &request.name, arguments) else {
+            return Err(McpError::invalid_params("the tool name is empty", None));
+        };
+        let mut call = call
+            .with_agent(self.front.agent.clone())
+            .with_cancellation(context.ct.clone());
+        if let Some(token) = context.meta.get_progress_token() {
+            call = call.with_progress(progress::sink(context.peer.clone(), token));
+        }
+        if approval::client_can_answer(&context.peer) {
+            call = call.with_approval(approval::by_elicitation(context.peer.clone()));
+        }
+        let structured = runtime
+            .registry()
+            .get(&request.name, Some(&self.front.agent))
+            .map_or(Structured::None, |def| wire::structured_of(&def));
+        let result = runtime.execute(call).await;
+        Ok(CallToolResponse::Complete(wire::result_of(&result, structured)))
+    }
+}
+
+impl ServerHandler for McpSession {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let info = InitializeResult::new(capabilities).with_server_info(self.front.info.clone());
+        match &self.front.instructions {
+            Some(instructions) => info.with_instructions(instructions.clone()),
+            None => info,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(self.list())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.call(request, context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.watch(context.peer);
+    }
+}
