@@ -11,6 +11,7 @@
 
 mod client;
 mod error;
+pub mod gateway;
 mod server;
 mod wire;
 

@@ -82,7 +82,12 @@ pub(crate) fn tool_of(def: &ToolDefinition, description: &str) -> Tool {
     if !def.is_fully_validated() {
         let mut paths: Vec<Value> = Vec::new();
         if let Some(params) = def.foreign_parameters() {
-            paths.extend(params.unenforced().iter().map(|v| json!(format!("inputSchema{}", suffix(&v.path.to_string())))));
+            paths.extend(
+                params
+                    .unenforced()
+                    .iter()
+                    .map(|v| json!(format!("inputSchema{}", suffix(&v.path.to_string())))),
+            );
         }
         paths.extend(
             def.output()
@@ -95,8 +100,13 @@ pub(crate) fn tool_of(def: &ToolDefinition, description: &str) -> Tool {
     }
     // Every field above has the wire's type, so this cannot fail; a failure would be a bug
     // here, and still yields a tool (named, any arguments) rather than a panic.
-    serde_json::from_value(Value::Object(tool))
-        .unwrap_or_else(|_| Tool::new(def.name().as_str().to_owned(), String::new(), Arc::new(JsonObject::new())))
+    serde_json::from_value(Value::Object(tool)).unwrap_or_else(|_| {
+        Tool::new(
+            def.name().as_str().to_owned(),
+            String::new(),
+            Arc::new(JsonObject::new()),
+        )
+    })
 }
 
 /// A violation path rooted at `schema` as a suffix (`schema.properties.x` → `.properties.x`).

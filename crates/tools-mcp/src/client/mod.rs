@@ -101,8 +101,10 @@ impl ServerSpec {
 /// Adjusts an imported tool's definition before it is registered: add a timeout, hints, a
 /// presenter (see [`ImportOptions::customize`]).
 pub type Customize = Arc<
-    dyn Fn(&ImportedTool, tools_runtime::crates::registry::DefinitionBuilder)
-            -> tools_runtime::crates::registry::DefinitionBuilder
+    dyn Fn(
+            &ImportedTool,
+            tools_runtime::crates::registry::DefinitionBuilder,
+        ) -> tools_runtime::crates::registry::DefinitionBuilder
         + Send
         + Sync,
 >;
@@ -393,11 +395,10 @@ async fn open(
                 if let Some(cwd) = cwd {
                     command.current_dir(cwd);
                 }
-                let (transport, _stderr) =
-                    rmcp::transport::TokioChildProcess::builder(command)
-                        .stderr(std::process::Stdio::inherit())
-                        .spawn()
-                        .map_err(|e| failed(format!("could not start {program:?}: {e}")))?;
+                let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(command)
+                    .stderr(std::process::Stdio::inherit())
+                    .spawn()
+                    .map_err(|e| failed(format!("could not start {program:?}: {e}")))?;
                 handler
                     .serve(transport)
                     .await

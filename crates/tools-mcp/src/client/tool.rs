@@ -98,7 +98,8 @@ impl ImportedTool {
         .output(output)
         .hints(hints)
         .body(move |args: JsonValue, ctx: RunContext| {
-            let (inner, original, server) = (inner.clone(), Arc::clone(&original), Arc::clone(&server));
+            let (inner, original, server) =
+                (inner.clone(), Arc::clone(&original), Arc::clone(&server));
             async move { call(inner, &server, original, args, ctx, structured).await }
         });
         if read_only {

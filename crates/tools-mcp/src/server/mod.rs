@@ -222,10 +222,9 @@ impl McpSession {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let runtime = &self.front.runtime;
-        let arguments = request.arguments.map_or_else(
-            || Value::Object(serde_json::Map::new()),
-            Value::Object,
-        );
+        let arguments = request
+            .arguments
+            .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
         let call_id = format!("mcp-{}", context.id);
         let Ok(call) = ToolCall::new(call_id, &request.name, arguments) else {
             return Err(McpError::invalid_params("the tool name is empty", None));
@@ -244,7 +243,9 @@ impl McpSession {
             .get(&request.name, Some(&self.front.agent))
             .map_or(Structured::None, |def| wire::structured_of(&def));
         let result = runtime.execute(call).await;
-        Ok(CallToolResponse::Complete(wire::result_of(&result, structured)))
+        Ok(CallToolResponse::Complete(wire::result_of(
+            &result, structured,
+        )))
     }
 }
 

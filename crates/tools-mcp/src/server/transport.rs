@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
+use rmcp::RoleServer;
 use rmcp::service::{RunningService, ServiceExt};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::RoleServer;
 use tokio_util::sync::CancellationToken;
 
 use super::{McpServer, McpSession};

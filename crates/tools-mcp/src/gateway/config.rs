@@ -1,0 +1,381 @@
+//! The gateway's TOML configuration: parsed with spans, so every error names its key and
+//! line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use globset::{Glob, GlobMatcher};
+use serde::Deserialize;
+use toml::Spanned;
+use tools_runtime::PresentationMode;
+
+use crate::{Error, ServerSpec, check_server_name};
+
+/// The Code Mode language of the gateway's `run_code`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    /// TypeScript on embedded QuickJS.
+    #[default]
+    Typescript,
+    /// Python in the bubblewrap sandbox.
+    Python,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    #[default]
+    Native,
+    Code,
+    Both,
+}
+
+/// What a policy rule decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Refuse the call (`DENIED`).
+    Deny,
+    /// Ask the client (elicitation) or the host's approval service (`APPROVAL_DENIED` when
+    /// nobody can answer).
+    Ask,
+    /// Let it through.
+    Allow,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    mode: Mode,
+    #[serde(default)]
+    language: Language,
+    concurrency: Option<Spanned<i64>>,
+    #[serde(default)]
+    servers: BTreeMap<Spanned<String>, Spanned<RawServer>>,
+    #[serde(default)]
+    policy: RawPolicy,
+    #[serde(default)]
+    budgets: BTreeMap<Spanned<String>, Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    command: Option<Spanned<Vec<String>>>,
+    url: Option<Spanned<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<String>,
+    #[serde(default = "yes")]
+    restart: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    #[serde(default)]
+    deny: Vec<Spanned<String>>,
+    #[serde(default)]
+    ask: Vec<Spanned<String>>,
+    destructive: Option<Decision>,
+    #[serde(default)]
+    rules: Vec<RawRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    tool: Spanned<String>,
+    argument: Spanned<String>,
+    matches: Spanned<String>,
+    decision: Decision,
+    reason: Option<String>,
+}
+
+/// One upstream server of the gateway.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Its name (the prefix of its tools' names).
+    pub name: String,
+    /// How to reach it.
+    pub spec: ServerSpec,
+    /// Whether a server found disconnected is restarted when a call arrives (default yes).
+    pub restart: bool,
+}
+
+/// A glob over tool names or values, with the text it was written as.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    text: String,
+    matcher: GlobMatcher,
+}
+
+impl Pattern {
+    /// The glob as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `text` matches (`*` and `?` match any character, `/` included).
+    pub fn is_match(&self, text: &str) -> bool {
+        self.matcher.is_match(text)
+    }
+}
+
+/// An argument rule: calls of tools matching `tool` whose argument at `argument` (a dotted
+/// path; array items by index) is a string, number or boolean whose text matches `matches`.
+#[derive(Clone, Debug)]
+pub struct ArgumentRule {
+    /// The tools it applies to.
+    pub tool: Pattern,
+    /// The path of the argument, split at dots.
+    pub argument: Vec<String>,
+    /// The pattern over the argument's text.
+    pub matches: Pattern,
+    /// What it decides.
+    pub decision: Decision,
+    /// The reason given to the model or the approver.
+    pub reason: Option<String>,
+}
+
+/// The gateway's policy.
+#[derive(Clone, Debug, Default)]
+pub struct PolicyConfig {
+    /// Tools refused by name.
+    pub deny: Vec<Pattern>,
+    /// Tools that need approval, by name.
+    pub ask: Vec<Pattern>,
+    /// What a tool whose server marks it `destructiveHint: true` gets (default: allow).
+    pub destructive: Option<Decision>,
+    /// Rules over argument values.
+    pub rules: Vec<ArgumentRule>,
+}
+
+/// A parsed and checked gateway configuration.
+#[derive(Clone, Debug)]
+pub struct GatewayConfig {
+    /// The presentation mode served (`native`, `code`, `both`).
+    pub mode: PresentationMode,
+    /// The Code Mode language.
+    pub language: Language,
+    /// How many calls of one batch or one program may run at once (default 10).
+    pub concurrency: Option<usize>,
+    /// The upstream servers, by name.
+    pub servers: Vec<ServerConfig>,
+    /// The policy.
+    pub policy: PolicyConfig,
+    /// Timeout budgets of imported tools, first match wins (in the file's order).
+    pub budgets: Vec<(Pattern, Duration)>,
+}
+
+impl GatewayConfig {
+    /// Reads and checks the configuration file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`]: the file cannot be read, or is not valid (the message names the
+    /// key and its line).
+    pub fn load(path: &Path) -> Result<GatewayConfig, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
+            path: path.display().to_string(),
+            message: format!("cannot be read: {e}"),
+        })?;
+        GatewayConfig::parse(&text, path)
+    }
+
+    /// Parses and checks `text` (`path` names it in errors; relative `cwd`s resolve
+    /// against its folder).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming the key and its line.
+    pub fn parse(text: &str, path: &Path) -> Result<GatewayConfig, Error> {
+        let at = |span: std::ops::Range<usize>, key: &str, message: String| Error::Config {
+            path: path.display().to_string(),
+            message: format!("line {}: `{key}`: {message}", line_of(text, span.start)),
+        };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start));
+            Error::Config {
+                path: path.display().to_string(),
+                message: match line {
+                    Some(line) => format!("line {line}: {}", e.message()),
+                    None => e.message().to_owned(),
+                },
+            }
+        })?;
+        let mode = match raw.mode {
+            Mode::Native => PresentationMode::Native,
+            Mode::Code => PresentationMode::Code,
+            Mode::Both => PresentationMode::Both,
+        };
+        let concurrency = match raw.concurrency {
+            None => None,
+            Some(c) => {
+                let n = usize::try_from(*c.get_ref()).ok().filter(|n| *n > 0);
+                Some(n.ok_or_else(|| {
+                    at(c.span(), "concurrency", "must be a positive integer".into())
+                })?)
+            }
+        };
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut servers = Vec::new();
+        for (name, server) in raw.servers {
+            let key = format!("servers.{}", name.get_ref());
+            check_server_name(name.get_ref()).map_err(|e| at(name.span(), &key, e.to_string()))?;
+            let span = server.span();
+            let server = server.into_inner();
+            let spec = match (server.command, server.url) {
+                (Some(command), None) => {
+                    let span = command.span();
+                    let mut words = command.into_inner().into_iter();
+                    let program = words.next().ok_or_else(|| {
+                        at(span, &format!("{key}.command"), "names no program".into())
+                    })?;
+                    let mut spec = ServerSpec::command(program, words);
+                    for (k, v) in server.env {
+                        spec = spec.with_env(k, v);
+                    }
+                    if let Some(cwd) = server.cwd {
+                        spec = spec.with_cwd(resolve(&base, &cwd));
+                    }
+                    spec
+                }
+                (None, Some(url)) => {
+                    let text = url.get_ref();
+                    if !(text.starts_with("http://") || text.starts_with("https://")) {
+                        return Err(at(
+                            url.span(),
+                            &format!("{key}.url"),
+                            "must be an http:// or https:// URL".into(),
+                        ));
+                    }
+                    ServerSpec::url(url.into_inner())
+                }
+                (Some(_), Some(_)) => {
+                    return Err(at(
+                        span,
+                        &key,
+                        "has both `command` and `url`; give one".into(),
+                    ));
+                }
+                (None, None) => {
+                    return Err(at(
+                        span,
+                        &key,
+                        "needs `command = [\"prog\", \"arg\", …]` or `url = \"…\"`".into(),
+                    ));
+                }
+            };
+            servers.push(ServerConfig {
+                name: name.into_inner(),
+                spec,
+                restart: server.restart,
+            });
+        }
+        let glob = |s: Spanned<String>, key: &str| -> Result<Pattern, Error> {
+            let span = s.span();
+            let text = s.into_inner();
+            let matcher = Glob::new(&text)
+                .map_err(|e| at(span, key, format!("{text:?} is not a valid pattern: {e}")))?
+                .compile_matcher();
+            Ok(Pattern { text, matcher })
+        };
+        let mut policy = PolicyConfig {
+            destructive: raw.policy.destructive,
+            ..PolicyConfig::default()
+        };
+        for p in raw.policy.deny {
+            policy.deny.push(glob(p, "policy.deny")?);
+        }
+        for p in raw.policy.ask {
+            policy.ask.push(glob(p, "policy.ask")?);
+        }
+        for rule in raw.policy.rules {
+            let argument: Vec<String> = rule
+                .argument
+                .get_ref()
+                .split('.')
+                .map(str::to_owned)
+                .collect();
+            if argument.iter().any(String::is_empty) {
+                return Err(at(
+                    rule.argument.span(),
+                    "policy.rules.argument",
+                    "must be a dotted path like `path` or `options.target`".into(),
+                ));
+            }
+            policy.rules.push(ArgumentRule {
+                tool: glob(rule.tool, "policy.rules.tool")?,
+                argument,
+                matches: glob(rule.matches, "policy.rules.matches")?,
+                decision: rule.decision,
+                reason: rule.reason,
+            });
+        }
+        let mut budgets = Vec::new();
+        let mut entries: Vec<(Spanned<String>, Spanned<String>)> =
+            raw.budgets.into_iter().collect();
+        entries.sort_by_key(|(k, _)| k.span().start);
+        for (pattern, duration) in entries {
+            let key = format!("budgets.{:?}", pattern.get_ref());
+            let budget = humantime::parse_duration(duration.get_ref()).map_err(|e| {
+                at(
+                    duration.span(),
+                    &key,
+                    format!("{:?} is not a duration: {e}", duration.get_ref()),
+                )
+            })?;
+            if budget.is_zero() || budget > tools_runtime::crates::registry::MAX_TIMEOUT {
+                return Err(at(
+                    duration.span(),
+                    &key,
+                    "must be positive and at most 24 days".into(),
+                ));
+            }
+            budgets.push((glob(pattern, &key)?, budget));
+        }
+        Ok(GatewayConfig {
+            mode,
+            language: raw.language,
+            concurrency,
+            servers,
+            policy,
+            budgets,
+        })
+    }
+
+    /// The timeout budget of the imported tool `exposed`, if a budget pattern matches.
+    pub fn budget_of(&self, exposed: &str) -> Option<Duration> {
+        self.budgets
+            .iter()
+            .find(|(pattern, _)| pattern.is_match(exposed))
+            .map(|(_, budget)| *budget)
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()
+        .iter()
+        .take(offset)
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+fn resolve(base: &Path, dir: &str) -> PathBuf {
+    let dir = Path::new(dir);
+    if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        base.join(dir)
+    }
+}

@@ -1,0 +1,159 @@
+//! The gateway: upstream MCP servers imported into one runtime, the configured policy and
+//! budgets applied, and the result served to any MCP client.
+
+mod config;
+mod policy;
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use tools_runtime::{AgentScope, Hooked, ToolRuntime};
+
+pub use config::{
+    ArgumentRule, Decision, GatewayConfig, Language, Pattern, PolicyConfig, ServerConfig,
+};
+
+use crate::{Error, HttpOptions, ImportOptions, ImportedServer, McpServer};
+
+/// A running gateway: the runtime, its imported servers, its policy, and the MCP front
+/// over the served scope. Dropping it disconnects every upstream server.
+#[derive(Debug)]
+pub struct Gateway {
+    runtime: ToolRuntime,
+    agent: AgentScope,
+    servers: Vec<ImportedServer>,
+    front: McpServer,
+    _policy: Hooked,
+}
+
+impl Gateway {
+    /// Builds the runtime `config` describes, connects and imports every server (in name
+    /// order), and installs the policy.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Runtime`] (the code runtime of the language cannot start, e.g. Python
+    /// without its sandbox), and the errors of [`ImportedServer::connect`].
+    pub async fn start(config: &GatewayConfig) -> Result<Gateway, Error> {
+        let mut builder = ToolRuntime::builder().mode(config.mode);
+        if let Some(n) = config.concurrency {
+            builder = builder.max_parallel_tool_calls(n).max_parallel_sub_calls(n);
+        }
+        if config.mode.offers_run_code() {
+            builder = builder.code_runtime(code_runtime(config.language)?);
+        }
+        let runtime = builder.build()?;
+        let policy = runtime.on_pre_execute(policy::hook(
+            config.policy.clone(),
+            runtime.registry().clone(),
+        ));
+        let budgets = Arc::new(config.clone());
+        let mut servers = Vec::with_capacity(config.servers.len());
+        for server in &config.servers {
+            let budgets = Arc::clone(&budgets);
+            let options = ImportOptions::new().auto_restart(server.restart).customize(
+                move |tool, builder| match budgets.budget_of(tool.exposed_name()) {
+                    Some(budget) => builder.timeout(budget),
+                    None => builder,
+                },
+            );
+            servers.push(
+                ImportedServer::connect(
+                    &server.name,
+                    server.spec.clone(),
+                    runtime.registry(),
+                    options,
+                )
+                .await?,
+            );
+        }
+        let agent = runtime.scope();
+        let front = McpServer::new(runtime.clone(), agent.clone())
+            .with_info("tools-mcp-gateway", env!("CARGO_PKG_VERSION"));
+        Ok(Gateway {
+            runtime,
+            agent,
+            servers,
+            front,
+            _policy: policy,
+        })
+    }
+
+    /// The runtime the gateway serves.
+    pub fn runtime(&self) -> &ToolRuntime {
+        &self.runtime
+    }
+
+    /// The scope served to clients.
+    pub fn agent(&self) -> &AgentScope {
+        &self.agent
+    }
+
+    /// The imported servers.
+    pub fn servers(&self) -> &[ImportedServer] {
+        &self.servers
+    }
+
+    /// The MCP front.
+    pub fn front(&self) -> &McpServer {
+        &self.front
+    }
+
+    /// Serves one client on stdin and stdout until it disconnects.
+    ///
+    /// # Errors
+    ///
+    /// As [`McpServer::serve_stdio`].
+    pub async fn serve_stdio(&self) -> Result<(), Error> {
+        self.front.serve_stdio().await
+    }
+
+    /// Serves streamable HTTP at `addr` (endpoint `/mcp`) until `shutdown` is cancelled.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Serve`]: the address cannot be bound, or the server fails.
+    pub async fn serve_http(
+        &self,
+        addr: &str,
+        options: &HttpOptions,
+        shutdown: CancellationToken,
+    ) -> Result<(), Error> {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::Serve {
+                message: format!("cannot listen on {addr}: {e}"),
+            })?;
+        self.front.serve_http(listener, options, shutdown).await
+    }
+}
+
+/// The code runtime of `language`, if this build has its engine.
+fn code_runtime(language: Language) -> Result<Arc<dyn tools_runtime::CodeRuntime>, Error> {
+    let limits = tools_runtime::RuntimeLimits::default();
+    let unavailable = |what: &str| Error::Serve {
+        message: format!("{what} Code Mode is not built into this binary (feature missing)"),
+    };
+    match language {
+        #[cfg(feature = "quickjs")]
+        Language::Typescript => tools_runtime::QuickJsRuntime::new(limits)
+            .map(|r| Arc::new(r) as Arc<dyn tools_runtime::CodeRuntime>)
+            .map_err(|e| Error::Serve {
+                message: format!("the TypeScript runtime cannot start: {e}"),
+            }),
+        #[cfg(feature = "python")]
+        Language::Python => tools_runtime::PythonRuntime::new(limits)
+            .map(|r| Arc::new(r) as Arc<dyn tools_runtime::CodeRuntime>)
+            .map_err(|e| Error::Serve {
+                message: format!("the Python runtime cannot start: {e}"),
+            }),
+        #[allow(unreachable_patterns)]
+        other => {
+            let _ = limits;
+            Err(unavailable(match other {
+                Language::Typescript => "TypeScript",
+                Language::Python => "Python",
+            }))
+        }
+    }
+}
