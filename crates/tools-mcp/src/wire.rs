@@ -152,6 +152,7 @@ pub(crate) fn result_of(result: &ToolResult, structured: Structured) -> CallTool
             out.insert("_meta".into(), json!({CODE_META_KEY: code.as_str()}));
         }
     } else if let Some(value) = result.value() {
+        out.insert("isError".into(), Value::Bool(false));
         match structured {
             Structured::None => {}
             Structured::Object => {

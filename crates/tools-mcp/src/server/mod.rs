@@ -232,8 +232,12 @@ impl McpSession {
         let mut call = call
             .with_agent(self.front.agent.clone())
             .with_cancellation(context.ct.clone());
-        if let Some(token) = context.meta.get_progress_token() {
-            call = call.with_progress(progress::sink(context.peer.clone(), token));
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| progress::Forwarder::start(context.peer.clone(), token));
+        if let Some(progress) = &progress {
+            call = call.with_progress(progress.sink());
         }
         if approval::client_can_answer(&context.peer) {
             call = call.with_approval(approval::by_elicitation(context.peer.clone()));
@@ -243,6 +247,9 @@ impl McpSession {
             .get(&request.name, Some(&self.front.agent))
             .map_or(Structured::None, |def| wire::structured_of(&def));
         let result = runtime.execute(call).await;
+        if let Some(progress) = progress {
+            progress.flush().await;
+        }
         Ok(CallToolResponse::Complete(wire::result_of(
             &result, structured,
         )))

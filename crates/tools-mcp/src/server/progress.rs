@@ -4,35 +4,71 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tools_runtime::crates::registry::{Progress, ProgressSink};
 
-/// Updates queued per call before the oldest are dropped (a body that reports faster than
+/// Updates queued per call before new ones are dropped (a body that reports faster than
 /// the client reads loses intermediate updates, never blocks).
 const QUEUE: usize = 64;
 
-/// A sink that forwards to `peer` under `token`. MCP requires progress to increase: an
-/// update that does not is dropped. A task drains the queue; it ends with the call (when
-/// the sink, held by the call, is dropped).
-pub(super) fn sink(peer: rmcp::Peer<RoleServer>, token: ProgressToken) -> Arc<dyn ProgressSink> {
-    let (tx, mut rx) = mpsc::channel::<Progress>(QUEUE);
-    tokio::spawn(async move {
-        let mut last: Option<f64> = None;
-        while let Some(update) = rx.recv().await {
-            if !update.progress.is_finite() || last.is_some_and(|last| update.progress <= last) {
-                continue;
+enum Message {
+    Update(Progress),
+    /// Everything queued before has been sent: answer.
+    Flush(oneshot::Sender<()>),
+}
+
+/// The progress channel of one call: the sink the body reports to, and the forwarder that
+/// sends to the client. MCP requires progress to increase: an update that does not is
+/// dropped.
+pub(super) struct Forwarder {
+    tx: mpsc::Sender<Message>,
+}
+
+impl Forwarder {
+    /// A forwarder to `peer` under `token`.
+    pub(super) fn start(peer: rmcp::Peer<RoleServer>, token: ProgressToken) -> Forwarder {
+        let (tx, mut rx) = mpsc::channel::<Message>(QUEUE);
+        tokio::spawn(async move {
+            let mut last: Option<f64> = None;
+            let mut open = true;
+            while let Some(message) = rx.recv().await {
+                let update = match message {
+                    Message::Flush(done) => {
+                        let _ = done.send(());
+                        continue;
+                    }
+                    Message::Update(update) => update,
+                };
+                if !open
+                    || !update.progress.is_finite()
+                    || last.is_some_and(|last| update.progress <= last)
+                {
+                    continue;
+                }
+                last = Some(update.progress);
+                let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
+                param.total = update.total.filter(|total| total.is_finite());
+                param.message = update.message;
+                open = peer.notify_progress(param).await.is_ok();
             }
-            last = Some(update.progress);
-            let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
-            param.total = update.total.filter(|total| total.is_finite());
-            param.message = update.message;
-            if peer.notify_progress(param).await.is_err() {
-                break;
-            }
+        });
+        Forwarder { tx }
+    }
+
+    /// The sink a call reports to.
+    pub(super) fn sink(&self) -> Arc<dyn ProgressSink> {
+        let tx = self.tx.clone();
+        Arc::new(move |update: Progress| {
+            // Full or closed: the update is dropped (progress is advisory).
+            let _ = tx.try_send(Message::Update(update));
+        })
+    }
+
+    /// Waits until every update reported so far has been sent, so none follows the result.
+    pub(super) async fn flush(self) {
+        let (done, sent) = oneshot::channel();
+        if self.tx.send(Message::Flush(done)).await.is_ok() {
+            let _ = sent.await;
         }
-    });
-    Arc::new(move |update: Progress| {
-        // Full or closed: the update is dropped (progress is advisory).
-        let _ = tx.try_send(update);
-    })
+    }
 }

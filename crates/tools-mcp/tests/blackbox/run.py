@@ -1,0 +1,680 @@
+#!/usr/bin/env python3
+"""Black-box tests of the `tools-mcp gateway` binary, over stdio and streamable HTTP.
+
+Runs with a Python that has `mcp` 2.3.x (stdlib + mcp + anyio only). Every check prints
+`ok <name>` or `FAIL <name>: <detail>`; the exit status is 1 if any check failed.
+See README.md in this folder for the environment variables.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+HERE = Path(__file__).resolve().parent
+BIN = os.environ.get("TOOLS_MCP_BIN", "/work/main/target/debug/tools-mcp")
+TIME_SERVER = os.environ.get("MCP_PYTHON_SERVER_TIME", "/tmp/mcp-survey/venv/bin/mcp-server-time")
+EVERYTHING_JS = os.environ.get(
+    "MCP_EVERYTHING_JS",
+    "/tmp/mcp-survey/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+)
+INSPECTOR_JS = os.environ.get(
+    "MCP_INSPECTOR_JS",
+    "/tmp/mcp-survey/node/node_modules/@modelcontextprotocol/inspector/cli/build/index.js",
+)
+NODE = os.environ.get("NODE", "node")
+PYTHON = sys.executable  # runs wiretap.py and fake_server.py (stdlib only)
+
+# Failure guards only: nothing waits for these to pass when things work.
+CHECK_TIMEOUT = 60.0
+START_TIMEOUT = 30.0
+CANCEL_LOG_TIMEOUT = 10.0
+
+RESULTS: list[tuple[str, bool]] = []
+
+
+# ---------------------------------------------------------------- reporting helpers
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(cond: Any, detail: str) -> None:
+    if not cond:
+        raise CheckFailed(detail)
+
+
+def record(name: str, error: str | None) -> None:
+    if error is None:
+        print(f"ok {name}", flush=True)
+    else:
+        print(f"FAIL {name}: {error}", flush=True)
+    RESULTS.append((name, error is None))
+
+
+def short(value: Any, limit: int = 400) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+async def run_check(name: str, fn, *args) -> bool:
+    """Runs one check under a timeout guard; any exception is a FAIL with its message."""
+    try:
+        with anyio.fail_after(CHECK_TIMEOUT):
+            await fn(*args)
+    except CheckFailed as e:
+        record(name, str(e))
+        return False
+    except TimeoutError:
+        record(name, f"timed out after {CHECK_TIMEOUT}s (failure guard)")
+        return False
+    except Exception as e:  # noqa: BLE001 - a crashing check is a failed check
+        tb = traceback.format_exception_only(type(e), e)[-1].strip()
+        record(name, f"exception {short(tb, 600)}")
+        return False
+    record(name, None)
+    return True
+
+
+def dump(model: Any) -> dict:
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def texts(result: dict) -> str:
+    return "\n".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
+
+
+def expect_error_code(result: dict, code: str) -> None:
+    expect(result.get("isError") is True, f"expected isError true, got {short(result)}")
+    got = (result.get("_meta") or {}).get("code")
+    expect(got == code, f"expected _meta.code {code!r}, got {got!r}: {short(result)}")
+
+
+# ---------------------------------------------------------------- configs
+
+
+def toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+
+def write_configs(tmp: Path, transport: str) -> dict[str, Path]:
+    time_cmd = toml_list([TIME_SERVER])
+    every_cmd = toml_list([NODE, EVERYTHING_JS, "stdio"])
+    policy = (
+        '[policy]\ndeny = ["everything__get-env"]\nask = ["everything__get-sum"]\n'
+        '[budgets]\n"time__*" = "5s"\n'
+    )
+    main = (
+        f'mode = "both"\nlanguage = "typescript"\n'
+        f"[servers.time]\ncommand = {time_cmd}\n"
+        f"[servers.everything]\ncommand = {every_cmd}\n" + policy
+    )
+    python = main.replace('language = "typescript"', 'language = "python"')
+    wirelog = tmp / f"{transport}-everything.wire"
+    tap_cmd = toml_list([PYTHON, str(HERE / "wiretap.py"), str(wirelog), NODE, EVERYTHING_JS, "stdio"])
+    cancel = f'mode = "native"\n[servers.everything]\ncommand = {tap_cmd}\n'
+    fake = f'mode = "native"\n[servers.fake]\ncommand = {toml_list([PYTHON, str(HERE / "fake_server.py")])}\n'
+    paths = {}
+    for name, text in [("main", main), ("python", python), ("cancel", cancel), ("fake", fake)]:
+        p = tmp / f"{transport}-{name}.toml"
+        p.write_text(text)
+        paths[name] = p
+    paths["wirelog"] = wirelog
+    return paths
+
+
+# ---------------------------------------------------------------- transports
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Gateway:
+    """One gateway configuration reachable over one transport.
+
+    stdio: every session spawns its own gateway (through stdio_client).
+    http: one gateway process per configuration, shared by its sessions; started by
+    `start()` in a new process group (so its upstream children can be reaped), stopped by
+    PID with `stop()`.
+    """
+
+    def __init__(self, transport: str, config: Path, tmp: Path):
+        self.transport = transport
+        self.config = config
+        self.tmp = tmp
+        self.proc: subprocess.Popen | None = None
+        self.url: str | None = None
+        self.port: int | None = None
+        self.stderr_path = tmp / f"{config.stem}.gateway.stderr"
+
+    def argv(self) -> list[str]:
+        return [BIN, "gateway", "--config", str(self.config)]
+
+    async def start(self) -> None:
+        if self.transport != "http":
+            return
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        err = open(self.stderr_path, "ab")
+        self.proc = subprocess.Popen(
+            self.argv() + ["--http", f"127.0.0.1:{self.port}"],
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            start_new_session=True,
+        )
+        err.close()
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:  # wait until it accepts (guarded); it binds only after its upstreams are up
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gateway exited with {self.proc.returncode}: {self.stderr_tail()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"gateway did not accept on {self.port} within {START_TIMEOUT}s")
+                await anyio.sleep(0.05)
+
+    def stderr_tail(self) -> str:
+        try:
+            return short(self.stderr_path.read_text(errors="replace")[-1500:], 1500)
+        except OSError:
+            return ""
+
+    def group_alive(self) -> list[str]:
+        """Live (non-zombie) processes in the gateway's process group."""
+        if self.proc is None:
+            return []
+        out = []
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2 :].split()
+            state, pgrp = fields[0], int(fields[2])
+            if pgrp == self.proc.pid and state != "Z":
+                try:
+                    cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    cmd = "?"
+                out.append(f"{d.name}:{cmd.strip()[:80]}")
+        return out
+
+    def stop(self) -> tuple[int | None, list[str]]:
+        """SIGINT (the gateway's shutdown signal) to our PID, then SIGKILL if it lingers;
+        returns its exit code and the group members still alive 10 s later (then kills them)."""
+        if self.proc is None:
+            return None, []
+        code = None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                code = self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                code = None
+        else:
+            code = self.proc.returncode
+        deadline = time.monotonic() + 10
+        left = self.group_alive()
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = self.group_alive()
+        if left:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)  # our own group (start_new_session)
+        return code, left
+
+    @contextlib.asynccontextmanager
+    async def session(self, **kwargs):
+        kwargs.setdefault("read_timeout_seconds", CHECK_TIMEOUT)
+        if self.transport == "stdio":
+            params = StdioServerParameters(command=self.argv()[0], args=self.argv()[1:])
+            with open(self.stderr_path, "a") as errlog:
+                async with stdio_client(params, errlog=errlog) as (r, w):
+                    async with ClientSession(r, w, **kwargs) as s:
+                        await s.initialize()
+                        yield s
+        else:
+            async with streamable_http_client(self.url) as (r, w):
+                async with ClientSession(r, w, **kwargs) as s:
+                    await s.initialize()
+                    yield s
+
+
+# ---------------------------------------------------------------- checks 1-5, 7, 10 (main config)
+
+TIME_TOOLS = {"time__get_current_time", "time__convert_time"}
+EVERYTHING_REQUIRED = {
+    "everything__echo",
+    "everything__get-sum",
+    "everything__get-env",
+    "everything__trigger-long-running-operation",
+    "everything__get-structured-content",
+}
+
+
+async def check_list(s: ClientSession, ctx: dict) -> None:
+    tools = {t.name: dump(t) for t in (await s.list_tools()).tools}
+    ctx["tools"] = tools
+    names = set(tools)
+    got_time = {n for n in names if n.startswith("time__")}
+    expect(got_time == TIME_TOOLS, f"time tools {sorted(got_time)} != {sorted(TIME_TOOLS)}")
+    missing = (EVERYTHING_REQUIRED | {"run_code"}) - names
+    expect(not missing, f"missing tools {sorted(missing)}; listed {sorted(names)}")
+    t = tools["time__get_current_time"]
+    expect(t.get("outputSchema", {}).get("properties", {}).get("timezone"), f"no outputSchema: {short(t)}")
+    expect((t.get("annotations") or {}).get("readOnlyHint") is True, f"annotations: {t.get('annotations')}")
+
+
+async def check_call(s: ClientSession, ctx: dict) -> None:
+    # ClientSession validates structuredContent against the listed outputSchema (raises on mismatch).
+    r = dump(await s.call_tool("time__get_current_time", {"timezone": "UTC"}))
+    expect(r.get("isError") is False, f"time isError: {short(r)}")
+    expect((r.get("structuredContent") or {}).get("timezone") == "UTC", f"time structuredContent: {short(r)}")
+    r = dump(await s.call_tool("everything__get-structured-content", {"location": "New York"}))
+    expect(r.get("isError") is False, f"structured isError: {short(r)}")
+    sc = r.get("structuredContent") or {}
+    expect({"temperature", "conditions", "humidity"} <= set(sc), f"structuredContent: {short(r)}")
+    r = dump(await s.call_tool("everything__echo", {"message": "hi"}))
+    expect(r.get("isError") is False and texts(r) == "Echo: hi", f"echo: {short(r)}")
+
+
+async def check_invalid_time(s: ClientSession, ctx: dict) -> None:
+    expect_error_code(dump(await s.call_tool("time__get_current_time", {})), "INVALID_ARGS")
+
+
+async def check_invalid_sum(s: ClientSession, ctx: dict) -> None:
+    # get-sum is under `ask`; this session declares no elicitation. Invalid arguments are
+    # expected to be reported as such (INVALID_ARGS), whatever the policy would decide.
+    expect_error_code(dump(await s.call_tool("everything__get-sum", {"a": "x", "b": 1})), "INVALID_ARGS")
+
+
+async def check_unknown(s: ClientSession, ctx: dict) -> None:
+    expect_error_code(dump(await s.call_tool("nope__x", {})), "UNKNOWN_TOOL")
+
+
+async def check_denied(s: ClientSession, ctx: dict) -> None:
+    expect_error_code(dump(await s.call_tool("everything__get-env", {})), "DENIED")
+
+
+async def check_ask_no_elicitation(s: ClientSession, ctx: dict) -> None:
+    expect_error_code(dump(await s.call_tool("everything__get-sum", {"a": 1, "b": 2})), "APPROVAL_DENIED")
+
+
+async def check_progress(s: ClientSession, ctx: dict) -> None:
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    r = dump(
+        await s.call_tool(
+            "everything__trigger-long-running-operation",
+            {"duration": 2, "steps": 4},
+            progress_callback=on_progress,
+        )
+    )
+    expect(r.get("isError") is False, f"result: {short(r)}")
+    expect(len(seen) >= 2, f"only {len(seen)} progress updates: {seen}")
+    values = [p for p, _ in seen]
+    expect(all(a < b for a, b in zip(values, values[1:])), f"progress not strictly increasing: {seen}")
+
+
+def tool_ref(description: str, name: str, language: str) -> str:
+    """How run_code's SDK (as printed in its description) says to call `name`."""
+    if language == "typescript":
+        if f"\n  {name}: " in description:
+            return f"tools.{name}"
+        expect(f'"{name}": ' in description, f"{name} not declared in run_code's TypeScript SDK")
+        return f'tools["{name}"]'
+    if f"async def {name}(" in description:
+        return f"tools.{name}"
+    expect(f'tools["{name}"]' in description, f"{name} not declared in run_code's Python SDK")
+    return f'tools["{name}"]'
+
+
+async def check_run_code(s: ClientSession, ctx: dict, language: str) -> None:
+    tools = {t.name: dump(t) for t in (await s.list_tools()).tools}
+    expect("run_code" in tools, "run_code not listed")
+    desc = tools["run_code"].get("description", "")
+    time_ref = tool_ref(desc, "time__get_current_time", language)
+    echo_ref = tool_ref(desc, "everything__echo", language)
+    if language == "typescript":
+        expect("TypeScript" in desc, "run_code description does not mention TypeScript")
+        code = (
+            f'const t = await {time_ref}({{timezone: "UTC"}});\n'
+            f'const e = await {echo_ref}({{message: "hi"}});\n'
+            'console.log("called both");\n'
+            "return {tz: t.timezone, echo: e};\n"
+        )
+    else:
+        expect("Python" in desc, "run_code description does not mention Python")
+        code = (
+            f't = await {time_ref}({{"timezone": "UTC"}})\n'
+            f'e = await {echo_ref}({{"message": "hi"}})\n'
+            'print("called both")\n'
+            'return {"tz": t["timezone"], "echo": e}\n'
+        )
+    r = dump(await s.call_tool("run_code", {"description": "Read the UTC time and echo hi", "code": code}))
+    expect(r.get("isError") is False, f"run_code failed: {short(r, 1000)}")
+    sc = r.get("structuredContent")
+    expect(isinstance(sc, dict) and "result" in sc and isinstance(sc.get("logs"), list), f"shape: {short(r)}")
+    expect("called both" in sc["logs"], f"logs: {sc['logs']}")
+    res = sc["result"]
+    expect(isinstance(res, dict) and res.get("tz") == "UTC", f"result tz: {short(res)}")
+    expect("Echo: hi" in json.dumps(res.get("echo")), f"result echo: {short(res)}")
+
+
+# ---------------------------------------------------------------- check 6 (ask with elicitation)
+
+
+async def check_ask_elicitation(g: Gateway, prefix: str) -> None:
+    calls: list[dict] = []
+    answer = {"action": "accept"}
+
+    async def on_elicit(context, params):
+        calls.append(dump(params))
+        if answer["action"] == "accept":
+            return types.ElicitResult(action="accept", content={"approve": True})
+        return types.ElicitResult(action="decline")
+
+    async with g.session(elicitation_callback=on_elicit) as s:
+
+        async def accept() -> None:
+            calls.clear()
+            answer["action"] = "accept"
+            r = dump(await s.call_tool("everything__get-sum", {"a": 1, "b": 2}))
+            expect(r.get("isError") is False and "3" in texts(r), f"accepted call: {short(r)}")
+            expect(len(calls) == 1, f"elicitation callback called {len(calls)} times")
+            p = calls[0]
+            expect(p.get("mode", "form") == "form", f"elicitation mode: {short(p)}")
+            props = (p.get("requestedSchema") or {}).get("properties") or {}
+            expect(props.get("approve", {}).get("type") == "boolean", f"requestedSchema: {short(p)}")
+
+        async def decline() -> None:
+            calls.clear()
+            answer["action"] = "decline"
+            r = dump(await s.call_tool("everything__get-sum", {"a": 1, "b": 2}))
+            expect_error_code(r, "APPROVAL_DENIED")
+            expect(len(calls) == 1, f"elicitation callback called {len(calls)} times")
+
+        await run_check(f"{prefix}/ask_elicitation_accept", accept)
+        await run_check(f"{prefix}/ask_elicitation_decline", decline)
+
+
+# ---------------------------------------------------------------- check 8 (cancellation)
+
+
+def read_wire(path: Path) -> list[tuple[str, dict]]:
+    out = []
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return out
+    for line in lines:
+        parts = line.split(" ", 2)
+        if len(parts) == 3:
+            with contextlib.suppress(ValueError):
+                out.append((parts[1], json.loads(parts[2])))
+    return out
+
+
+async def check_cancel(g: Gateway, wirelog: Path, prefix: str) -> None:
+    first_progress = anyio.Event()
+
+    async def on_progress(progress, total, message) -> None:
+        first_progress.set()
+
+    async with g.session() as s:
+
+        async def cancel() -> None:
+            async with anyio.create_task_group() as tg:
+
+                async def long_call() -> None:
+                    await s.call_tool(
+                        "everything__trigger-long-running-operation",
+                        {"duration": 30, "steps": 30},
+                        progress_callback=on_progress,
+                    )
+                    raise CheckFailed("the 30 s call completed before it was cancelled")
+
+                tg.start_soon(long_call)
+                with anyio.fail_after(20):
+                    await first_progress.wait()
+                tg.cancel_scope.cancel()  # the client sends notifications/cancelled to the gateway
+            # Find the gateway's tools/call to the server and wait for its cancel on the wire.
+            deadline = time.monotonic() + CANCEL_LOG_TIMEOUT
+            while True:
+                wire = read_wire(wirelog)
+                ids = [
+                    m["id"]
+                    for tag, m in wire
+                    if tag == "C->S"
+                    and m.get("method") == "tools/call"
+                    and (m.get("params") or {}).get("name") == "trigger-long-running-operation"
+                ]
+                expect(len(ids) == 1, f"expected 1 upstream tools/call, saw ids {ids}")
+                cancels = [
+                    m
+                    for tag, m in wire
+                    if tag == "C->S"
+                    and m.get("method") == "notifications/cancelled"
+                    and (m.get("params") or {}).get("requestId") == ids[0]
+                ]
+                if cancels:
+                    return
+                if time.monotonic() > deadline:
+                    raise CheckFailed(
+                        f"no notifications/cancelled for upstream request id {ids[0]} within "
+                        f"{CANCEL_LOG_TIMEOUT}s; gateway->server lines: "
+                        + short([m for tag, m in wire if tag == "C->S"][-5:], 800)
+                    )
+                await anyio.sleep(0.05)
+
+        async def follow_up() -> None:
+            r = dump(await s.call_tool("everything__echo", {"message": "after cancel"}))
+            expect(r.get("isError") is False and texts(r) == "Echo: after cancel", f"echo: {short(r)}")
+
+        if await run_check(f"{prefix}/cancel_reaches_server", cancel):
+            pass
+        await run_check(f"{prefix}/cancel_then_serves", follow_up)
+
+
+# ---------------------------------------------------------------- check 9 (list_changed)
+
+
+async def check_list_changed(g: Gateway, prefix: str) -> None:
+    changed = anyio.Event()
+    counter = {"n": 0}
+
+    async def on_message(msg) -> None:
+        method = getattr(msg, "method", None)
+        if method == "notifications/tools/list_changed":
+            counter["n"] += 1
+            changed.set()
+
+    async with g.session(message_handler=on_message) as s:
+
+        async def run() -> None:
+            before = {t.name for t in (await s.list_tools()).tools}
+            expect("fake__add_tool" in before, f"fake__add_tool not listed: {sorted(before)}")
+            expect("fake__extra" not in before, "fake__extra listed before add_tool")
+            r = dump(await s.call_tool("fake__add_tool", {}))
+            expect(r.get("isError") is False, f"add_tool: {short(r)}")
+            try:
+                with anyio.fail_after(10):
+                    await changed.wait()
+            except TimeoutError:
+                raise CheckFailed("no notifications/tools/list_changed reached the client within 10 s")
+            after = {t.name for t in (await s.list_tools()).tools}
+            expect("fake__extra" in after, f"fake__extra not listed after list_changed: {sorted(after)}")
+            r = dump(await s.call_tool("fake__extra", {"word": "yo"}))
+            expect(r.get("isError") is False and texts(r) == "extra says yo", f"fake__extra: {short(r)}")
+
+        await run_check(f"{prefix}/list_changed", run)
+
+
+# ---------------------------------------------------------------- check 11 (inspector CLI)
+
+
+async def inspector(target: list[str], method_args: list[str], target_rest: list[str]) -> tuple[int, Any, str]:
+    cmd = [NODE, INSPECTOR_JS, *target, *method_args]
+    if target_rest:
+        cmd += ["--", *target_rest]
+    proc = await anyio.run_process(cmd, check=False)
+    out = proc.stdout.decode(errors="replace")
+    err = proc.stderr.decode(errors="replace")
+    parsed = None
+    with contextlib.suppress(ValueError):
+        parsed = json.loads(out)
+    return proc.returncode, parsed, f"rc={proc.returncode} stdout={short(out)} stderr={short(err)}"
+
+
+async def check_inspector(g: Gateway, prefix: str) -> None:
+    if g.transport == "stdio":
+        target, rest = [BIN], g.argv()[1:]  # `BIN --method ... -- gateway --config FILE`
+    else:
+        target, rest = [g.url], []
+
+    async def tools_list() -> None:
+        rc, out, info = await inspector(target, ["--method", "tools/list"], rest)
+        expect(rc == 0 and isinstance(out, dict), info)
+        names = {t["name"] for t in out.get("tools", [])}
+        expect(TIME_TOOLS | {"run_code", "everything__echo"} <= names, f"names {sorted(names)}")
+
+    async def tools_call() -> None:
+        args = ["--method", "tools/call", "--tool-name", "time__get_current_time", "--tool-arg", "timezone=UTC"]
+        rc, out, info = await inspector(target, args, rest)
+        expect(rc == 0 and isinstance(out, dict), info)
+        expect(out.get("isError") is False, info)
+        expect((out.get("structuredContent") or {}).get("timezone") == "UTC", info)
+
+    async def denied() -> None:
+        rc, out, info = await inspector(target, ["--method", "tools/call", "--tool-name", "everything__get-env"], rest)
+        expect(rc == 0 and isinstance(out, dict), info)
+        expect(out.get("isError") is True, info)
+        expect((out.get("_meta") or {}).get("code") == "DENIED", info)
+
+    await run_check(f"{prefix}/inspector_tools_list", tools_list)
+    await run_check(f"{prefix}/inspector_tools_call", tools_call)
+    await run_check(f"{prefix}/inspector_denied", denied)
+
+
+# ---------------------------------------------------------------- driver
+
+
+async def session_checks(g: Gateway, prefix: str, checks: list) -> None:
+    """Runs `checks` (name, fn, *args) in one session; a session that cannot start fails them all."""
+    ctx: dict = {}
+    try:
+        async with g.session() as s:
+            for name, fn, *args in checks:
+                await run_check(f"{prefix}/{name}", fn, s, ctx, *args)
+    except Exception as e:  # noqa: BLE001
+        tb = traceback.format_exception_only(type(e), e)[-1].strip()
+        record(f"{prefix}/session", f"{short(tb, 600)}; gateway stderr: {g.stderr_tail()}")
+
+
+async def run_transport(transport: str, tmp: Path) -> None:
+    cfg = write_configs(tmp, transport)
+    gws = {name: Gateway(transport, cfg[name], tmp) for name in ("main", "python", "cancel", "fake")}
+    try:
+        for name, g in gws.items():
+            try:
+                with anyio.fail_after(START_TIMEOUT + 5):
+                    await g.start()
+            except Exception as e:  # noqa: BLE001
+                record(f"{transport}/start_{name}", str(e))
+                return
+        main = gws["main"]
+        await session_checks(
+            main,
+            transport,
+            [
+                ("list", check_list),
+                ("call", check_call),
+                ("invalid_args_time", check_invalid_time),
+                ("invalid_args_get_sum", check_invalid_sum),
+                ("unknown_tool", check_unknown),
+                ("denied", check_denied),
+                ("ask_without_elicitation", check_ask_no_elicitation),
+                ("progress", check_progress),
+                ("run_code_typescript", check_run_code, "typescript"),
+            ],
+        )
+        try:
+            await check_ask_elicitation(main, transport)
+        except Exception as e:  # noqa: BLE001
+            record(f"{transport}/ask_elicitation_session", short(repr(e), 600))
+        await session_checks(gws["python"], transport, [("run_code_python", check_run_code, "python")])
+        try:
+            await check_cancel(gws["cancel"], cfg["wirelog"], transport)
+        except Exception as e:  # noqa: BLE001
+            record(f"{transport}/cancel_session", short(repr(e), 600))
+        try:
+            await check_list_changed(gws["fake"], transport)
+        except Exception as e:  # noqa: BLE001
+            record(f"{transport}/list_changed_session", short(repr(e), 600))
+        await check_inspector(main, transport)
+    finally:
+        if transport == "http":
+            for name, g in gws.items():
+                code, left = g.stop()
+                detail = None
+                if code != 0:
+                    detail = f"exit code {code} after SIGINT (expected 0); stderr: {g.stderr_tail()}"
+                elif left:
+                    detail = f"processes of the gateway's group still alive 10 s after it exited: {left}"
+                record(f"http/shutdown_{name}", detail)
+
+
+async def main() -> int:
+    for path, what in [(BIN, "TOOLS_MCP_BIN"), (TIME_SERVER, "MCP_PYTHON_SERVER_TIME"),
+                       (EVERYTHING_JS, "MCP_EVERYTHING_JS"), (INSPECTOR_JS, "MCP_INSPECTOR_JS")]:
+        if not Path(path).exists():
+            print(f"FAIL setup: {what}={path} does not exist", flush=True)
+            return 1
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tools-mcp-blackbox-") as d:
+        tmp = Path(d)
+        for transport in ("stdio", "http"):
+            await run_transport(transport, tmp)
+        if os.environ.get("BLACKBOX_KEEP_LOGS"):
+            keep = Path(os.environ["BLACKBOX_KEEP_LOGS"])
+            keep.mkdir(parents=True, exist_ok=True)
+            for f in tmp.iterdir():
+                (keep / f.name).write_bytes(f.read_bytes())
+    failed = [n for n, good in RESULTS if not good]
+    print(
+        f"# {len(RESULTS) - len(failed)} ok, {len(failed)} failed, {time.monotonic() - started:.1f}s",
+        flush=True,
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))

@@ -1,0 +1,138 @@
+//! Shared helpers: tools, an rmcp test client, and a connection over an in-process pipe.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, RoleClient, RoleServer};
+use serde::Deserialize;
+use serde_json::json;
+use tools_mcp::{McpServer, McpSession};
+use tools_runtime::prelude::*;
+
+/// Fails a test that would otherwise wait forever; never needed for it to pass.
+pub(crate) const GUARD: Duration = Duration::from_secs(20);
+
+/// Awaits `f` under the guard.
+pub(crate) async fn guarded<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(GUARD, f)
+        .await
+        .expect("timed out (test guard)")
+}
+
+#[derive(Deserialize, ToolArgs)]
+pub(crate) struct AddArgs {
+    /// First.
+    pub(crate) a: i64,
+    /// Second.
+    pub(crate) b: i64,
+}
+
+/// `add`: read-only, typed, integer output.
+pub(crate) fn add() -> ToolDefinition {
+    define_tool::<AddArgs, i64>("add", "Add two integers.")
+        .read_only()
+        .body(|args: AddArgs, _ctx| async move { Ok(args.a.saturating_add(args.b)) })
+        .build()
+        .unwrap()
+}
+
+/// What the test client saw.
+#[derive(Clone, Default)]
+pub(crate) struct Seen {
+    pub(crate) progress: Arc<Mutex<Vec<f64>>>,
+    pub(crate) list_changed: Arc<tokio::sync::Notify>,
+    pub(crate) elicitations: Arc<Mutex<Vec<serde_json::Value>>>,
+}
+
+/// An rmcp client that records notifications and answers elicitations with `answer`
+/// (`None`: it does not declare elicitation).
+#[derive(Clone)]
+pub(crate) struct TestClient {
+    pub(crate) seen: Seen,
+    pub(crate) answer: Option<(ElicitationAction, Option<serde_json::Value>)>,
+}
+
+impl TestClient {
+    pub(crate) fn plain() -> TestClient {
+        TestClient {
+            seen: Seen::default(),
+            answer: None,
+        }
+    }
+
+    pub(crate) fn answering(
+        action: ElicitationAction,
+        content: Option<serde_json::Value>,
+    ) -> TestClient {
+        TestClient {
+            seen: Seen::default(),
+            answer: Some((action, content)),
+        }
+    }
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities = if self.answer.is_some() {
+            serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(capabilities, Implementation::new("test-client", "1"))
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.seen.progress.lock().unwrap().push(params.progress);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.seen.list_changed.notify_one();
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.seen
+            .elicitations
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&request).unwrap());
+        let (action, content) = self.answer.clone().expect("no elicitation declared");
+        let mut result: ElicitResult =
+            serde_json::from_value(json!({"action": "decline"})).unwrap();
+        result.action = action;
+        result.content = content;
+        Ok(result)
+    }
+}
+
+/// A session of `server` and a connected client over an in-process pipe.
+pub(crate) struct Connected {
+    pub(crate) client: RunningService<RoleClient, TestClient>,
+    _server: RunningService<RoleServer, McpSession>,
+}
+
+pub(crate) async fn connect(server: &McpServer, client: TestClient) -> Connected {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let serving = {
+        let server = server.clone();
+        tokio::spawn(async move { server.serve(a).await })
+    };
+    let client = guarded(client.serve(b)).await.unwrap();
+    let server = guarded(serving).await.unwrap().unwrap();
+    Connected {
+        client,
+        _server: server,
+    }
+}
