@@ -21,4 +21,4 @@ pub use client::{
 };
 pub use error::{Error, ErrorKind, UpstreamCode};
 pub use server::{APPROVE_FIELD, HttpOptions, McpServer, McpSession};
-pub use wire::{CODE_META_KEY, UNENFORCED_META_KEY, WRAPPED_RESULT_KEY};
+pub use wire::{CODE_META_KEY, UNENFORCED_META_KEY, WRAPPED_MARKER, WRAPPED_RESULT_KEY};

@@ -20,6 +20,23 @@ pub const UNENFORCED_META_KEY: &str = "tool-runtime/unenforced";
 /// `structuredContent` and `outputSchema` are objects; the Python SDK's convention).
 pub const WRAPPED_RESULT_KEY: &str = "result";
 
+/// The annotation on an output schema this crate wrapped (`{"result": …}`), so an importer
+/// of a served runtime unwraps it and a chain of gateways stays transparent.
+pub const WRAPPED_MARKER: &str = "x-tool-runtime-wrapped";
+
+/// The inner schema of an output schema marked [`WRAPPED_MARKER`], if `schema` is one.
+pub(crate) fn wrapped_inner(schema: &Map<String, Value>) -> Option<&Value> {
+    if schema.get(WRAPPED_MARKER) != Some(&Value::Bool(true))
+        || schema.get("required") != Some(&json!([WRAPPED_RESULT_KEY]))
+    {
+        return None;
+    }
+    schema
+        .get("properties")?
+        .as_object()?
+        .get(WRAPPED_RESULT_KEY)
+}
+
 /// How a tool's value is carried as `structuredContent`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Structured {
@@ -70,7 +87,8 @@ pub(crate) fn tool_of(def: &ToolDefinition, description: &str) -> Tool {
                 json!({
                     "type": "object",
                     "properties": {WRAPPED_RESULT_KEY: output},
-                    "required": [WRAPPED_RESULT_KEY]
+                    "required": [WRAPPED_RESULT_KEY],
+                    WRAPPED_MARKER: true
                 }),
             );
         }

@@ -2,12 +2,10 @@
 //! the notifications it routes (list changes to a resync, progress to the calling body).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
-    ProgressToken,
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
@@ -20,14 +18,12 @@ use tools_runtime::crates::registry::Progress;
 pub(super) struct Routes {
     pub(super) changed: tokio::sync::Notify,
     progress: Mutex<HashMap<ProgressToken, RunContext>>,
-    next: AtomicU64,
 }
 
 impl Routes {
-    /// A fresh progress token routed to `ctx` until the guard drops.
-    pub(super) fn progress_for(self: &Arc<Self>, ctx: &RunContext) -> ProgressRoute {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let token = ProgressToken(NumberOrString::String(format!("tools-mcp-{n}").into()));
+    /// Routes the progress of `token` (the one rmcp gave the request) to `ctx` until the
+    /// guard drops.
+    pub(super) fn route(self: &Arc<Self>, token: ProgressToken, ctx: &RunContext) -> ProgressRoute {
         self.progress
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -181,8 +181,9 @@ impl std::fmt::Debug for ImportOptions {
     }
 }
 
-/// An MCP server whose tools are registered in a [`Registry`]. Dropping it disconnects
-/// the server (a child process is killed) and unregisters its tools.
+/// An MCP server whose tools are registered in a [`Registry`]. Dropping it unregisters its
+/// tools and disconnects the server (a child process is killed); a call still running ends
+/// with `MCP_SERVER_UNAVAILABLE`.
 ///
 /// # Examples
 ///
@@ -202,9 +203,20 @@ impl std::fmt::Debug for ImportOptions {
 /// assert!(time.tool_names().iter().any(|n| n == "time__get_current_time"));
 /// # Ok(()) }
 /// ```
-#[derive(Clone)]
 pub struct ImportedServer {
     inner: Arc<Inner>,
+}
+
+impl Drop for ImportedServer {
+    fn drop(&mut self) {
+        self.inner.stop.cancel();
+        let registered = std::mem::take(&mut *lock(&self.inner.state));
+        drop(registered);
+        // Dropping the service cancels it; a call holding the lock keeps it a moment longer.
+        if let Ok(mut conn) = self.inner.conn.try_write() {
+            drop(conn.take());
+        }
+    }
 }
 
 pub(crate) struct Inner {

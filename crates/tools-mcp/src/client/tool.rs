@@ -2,7 +2,11 @@
 
 use std::sync::{Arc, Weak};
 
-use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ServerResult, Tool,
+};
+use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value, json};
 use tools_runtime::crates::json::{CompiledSchema, ErrorCode};
 use tools_runtime::crates::registry::ToolHints;
@@ -11,6 +15,17 @@ use tools_runtime::{JsonValue, OutputDecl, RegistryError, RunContext, ToolDefini
 use super::{Customize, Inner, exposed_name, peer_for_call};
 use crate::UpstreamCode;
 use crate::wire;
+
+/// What an imported tool's value is.
+#[derive(Clone, Copy)]
+enum Structured {
+    /// No output schema: the server's `content` array.
+    Content,
+    /// The server's `structuredContent`.
+    Value,
+    /// The `result` of a `structuredContent` this crate's front wrapped.
+    Wrapped,
+}
 
 /// One tool of an imported server, as the server lists it.
 #[derive(Clone, Debug)]
@@ -74,10 +89,20 @@ impl ImportedTool {
     ) -> Result<ToolDefinition, RegistryError> {
         let hints = self.hints();
         let read_only = hints.read_only == Some(true);
-        let structured = self.tool.output_schema.is_some();
+        let structured = match &self.tool.output_schema {
+            None => Structured::Content,
+            Some(schema) => match wire::wrapped_inner(schema) {
+                Some(_) => Structured::Wrapped,
+                None => Structured::Value,
+            },
+        };
         let output = match &self.tool.output_schema {
             Some(schema) => OutputDecl::compiled(
-                CompiledSchema::compile_foreign(&Value::Object((**schema).clone())),
+                CompiledSchema::compile_foreign(
+                    &wire::wrapped_inner(schema)
+                        .cloned()
+                        .unwrap_or_else(|| Value::Object((**schema).clone())),
+                ),
                 Arc::new(|_args: &JsonValue, value: &JsonValue| {
                     Ok(vec![tools_runtime::ContentBlock::text(
                         tools_runtime::crates::registry::text_of(value),
@@ -119,7 +144,7 @@ async fn call(
     original: Arc<str>,
     args: JsonValue,
     ctx: RunContext,
-    structured: bool,
+    structured: Structured,
 ) -> Result<Value, ToolError> {
     let unavailable = |why: &str| {
         ToolError::custom(
@@ -143,45 +168,78 @@ async fn call(
             ));
         }
     };
-    let route = inner.routes.progress_for(&ctx);
-    let mut params = CallToolRequestParams::new(original.to_string()).with_arguments(arguments);
-    let mut meta = rmcp::model::RequestMetaObject::default();
-    meta.set_progress_token(route.token.clone());
-    params.meta = Some(meta);
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new(original.to_string()).with_arguments(arguments),
+    ));
+    let protocol =
+        |message: String| ToolError::custom(UpstreamCode::ProtocolError.as_str(), message);
+    let handle = peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|_| unavailable("the request could not be sent"))?;
+    // rmcp gives every request a progress token: the server's progress for it reaches the body.
+    let route = inner.routes.route(handle.progress_token.clone(), &ctx);
     drop(inner);
-    // Dropping the request (on cancellation) makes rmcp send `notifications/cancelled`.
+    let id = handle.id.clone();
     let answer = tokio::select! {
-        answer = peer.call_tool(params) => answer,
+        answer = handle.rx => answer,
         () = ctx.cancellation().cancelled() => {
+            drop(route);
+            let cancel: Result<CancelledNotificationParam, _> = serde_json::from_value(json!({
+                "requestId": id,
+                "reason": "the call was cancelled",
+            }));
+            if let Ok(cancel) = cancel {
+                // A closed connection has nothing left to cancel.
+                let _ = peer.notify_cancelled(cancel).await;
+            }
             return Err(ToolError::with_code(ErrorCode::Aborted, "cancelled"));
         }
     };
     drop(route);
-    let result = answer.map_err(|e| match e {
-        rmcp::ServiceError::McpError(e) => ToolError::custom(
-            UpstreamCode::ProtocolError.as_str(),
-            format!("MCP server {server:?} refused the call: {}", e.message),
-        ),
-        rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => {
-            unavailable("the connection closed during the call")
+    let result = match answer {
+        Ok(Ok(ServerResult::CallToolResult(result))) => result,
+        Ok(Ok(_)) => {
+            return Err(protocol(format!(
+                "MCP server {server:?} answered tools/call with something other than a result"
+            )));
         }
-        other => ToolError::custom(
-            UpstreamCode::ProtocolError.as_str(),
-            format!("MCP server {server:?} failed the call: {other}"),
-        ),
-    })?;
+        Ok(Err(rmcp::ServiceError::McpError(e))) => {
+            return Err(protocol(format!(
+                "MCP server {server:?} refused the call: {}",
+                e.message
+            )));
+        }
+        Ok(Err(rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)))
+        | Err(_) => return Err(unavailable("the connection closed during the call")),
+        Ok(Err(other)) => {
+            return Err(protocol(format!(
+                "MCP server {server:?} failed the call: {other}"
+            )));
+        }
+    };
     if result.is_error == Some(true) {
         return Err(wire::upstream_error(&result));
     }
-    if structured {
-        return result.structured_content.ok_or_else(|| {
-            ToolError::with_code(
-                ErrorCode::InvalidToolOutput,
-                format!(
-                    "invalid tool output: MCP server {server:?} returned no structuredContent for a tool with an outputSchema"
-                ),
-            )
-        });
+    let missing = || {
+        ToolError::with_code(
+            ErrorCode::InvalidToolOutput,
+            format!(
+                "invalid tool output: MCP server {server:?} returned no structuredContent for a tool with an outputSchema"
+            ),
+        )
+    };
+    match structured {
+        Structured::Value => return result.structured_content.ok_or_else(missing),
+        Structured::Wrapped => {
+            return match result.structured_content {
+                Some(Value::Object(mut map)) => {
+                    map.remove(wire::WRAPPED_RESULT_KEY).ok_or_else(missing)
+                }
+                _ => Err(missing()),
+            };
+        }
+        Structured::Content => {}
     }
     serde_json::to_value(&result.content).map_err(|e| {
         ToolError::with_code(

@@ -77,18 +77,23 @@ async def run_check(name: str, fn, *args) -> bool:
     try:
         with anyio.fail_after(CHECK_TIMEOUT):
             await fn(*args)
-    except CheckFailed as e:
-        record(name, str(e))
-        return False
     except TimeoutError:
         record(name, f"timed out after {CHECK_TIMEOUT}s (failure guard)")
         return False
     except Exception as e:  # noqa: BLE001 - a crashing check is a failed check
-        tb = traceback.format_exception_only(type(e), e)[-1].strip()
-        record(name, f"exception {short(tb, 600)}")
+        record(name, short(describe(e), 800))
         return False
     record(name, None)
     return True
+
+
+def describe(e: BaseException) -> str:
+    """The innermost message of an exception (task groups wrap them in ExceptionGroups)."""
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    if isinstance(e, CheckFailed):
+        return str(e)
+    return traceback.format_exception_only(type(e), e)[-1].strip()
 
 
 def dump(model: Any) -> dict:
@@ -443,11 +448,34 @@ def read_wire(path: Path) -> list[tuple[str, dict]]:
     return out
 
 
+def upstream_call_ids(wire: list[tuple[str, dict]], tool: str) -> list:
+    return [
+        m["id"]
+        for tag, m in wire
+        if tag == "C->S" and m.get("method") == "tools/call" and (m.get("params") or {}).get("name") == tool
+    ]
+
+
+async def wait_wire(wirelog: Path, what: str, found, timeout: float):
+    """Polls the wire log (a file: no event to await) until `found(wire)` is truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        wire = read_wire(wirelog)
+        hit = found(wire)
+        if hit:
+            return hit
+        if time.monotonic() > deadline:
+            last = [f"{tag} {short(m, 200)}" for tag, m in wire[-6:]]
+            raise CheckFailed(f"{what} not seen on the gateway<->server wire within {timeout}s; last lines: {last}")
+        await anyio.sleep(0.05)
+
+
 async def check_cancel(g: Gateway, wirelog: Path, prefix: str) -> None:
-    first_progress = anyio.Event()
+    tool = "trigger-long-running-operation"
+    client_progress = anyio.Event()
 
     async def on_progress(progress, total, message) -> None:
-        first_progress.set()
+        client_progress.set()
 
     async with g.session() as s:
 
@@ -456,51 +484,50 @@ async def check_cancel(g: Gateway, wirelog: Path, prefix: str) -> None:
 
                 async def long_call() -> None:
                     await s.call_tool(
-                        "everything__trigger-long-running-operation",
-                        {"duration": 30, "steps": 30},
-                        progress_callback=on_progress,
+                        f"everything__{tool}", {"duration": 30, "steps": 30}, progress_callback=on_progress
                     )
                     raise CheckFailed("the 30 s call completed before it was cancelled")
 
                 tg.start_soon(long_call)
-                with anyio.fail_after(20):
-                    await first_progress.wait()
+                # The server's first progress update reaches the gateway (seen on the wire)...
+                await wait_wire(
+                    wirelog,
+                    "the server's first notifications/progress",
+                    lambda w: any(t == "S->C" and m.get("method") == "notifications/progress" for t, m in w),
+                    20,
+                )
+                # ...and must reach the client; the cancel is sent after it (or after this guard).
+                problem = None
+                try:
+                    with anyio.fail_after(5):
+                        await client_progress.wait()
+                except TimeoutError:
+                    problem = (
+                        "the server sent notifications/progress for the call but none reached the "
+                        "client within 5 s; cancelling anyway"
+                    )
+                record(f"{prefix}/cancel_progress_forwarded", problem)
                 tg.cancel_scope.cancel()  # the client sends notifications/cancelled to the gateway
-            # Find the gateway's tools/call to the server and wait for its cancel on the wire.
-            deadline = time.monotonic() + CANCEL_LOG_TIMEOUT
-            while True:
-                wire = read_wire(wirelog)
-                ids = [
-                    m["id"]
-                    for tag, m in wire
-                    if tag == "C->S"
-                    and m.get("method") == "tools/call"
-                    and (m.get("params") or {}).get("name") == "trigger-long-running-operation"
-                ]
-                expect(len(ids) == 1, f"expected 1 upstream tools/call, saw ids {ids}")
-                cancels = [
+            ids = upstream_call_ids(read_wire(wirelog), tool)
+            expect(len(ids) == 1, f"expected 1 upstream tools/call of {tool}, saw ids {ids}")
+            await wait_wire(
+                wirelog,
+                f"notifications/cancelled for upstream request id {ids[0]}",
+                lambda w: [
                     m
-                    for tag, m in wire
-                    if tag == "C->S"
+                    for t, m in w
+                    if t == "C->S"
                     and m.get("method") == "notifications/cancelled"
                     and (m.get("params") or {}).get("requestId") == ids[0]
-                ]
-                if cancels:
-                    return
-                if time.monotonic() > deadline:
-                    raise CheckFailed(
-                        f"no notifications/cancelled for upstream request id {ids[0]} within "
-                        f"{CANCEL_LOG_TIMEOUT}s; gateway->server lines: "
-                        + short([m for tag, m in wire if tag == "C->S"][-5:], 800)
-                    )
-                await anyio.sleep(0.05)
+                ],
+                CANCEL_LOG_TIMEOUT,
+            )
 
         async def follow_up() -> None:
             r = dump(await s.call_tool("everything__echo", {"message": "after cancel"}))
             expect(r.get("isError") is False and texts(r) == "Echo: after cancel", f"echo: {short(r)}")
 
-        if await run_check(f"{prefix}/cancel_reaches_server", cancel):
-            pass
+        await run_check(f"{prefix}/cancel_reaches_server", cancel)
         await run_check(f"{prefix}/cancel_then_serves", follow_up)
 
 
@@ -570,7 +597,7 @@ async def check_inspector(g: Gateway, prefix: str) -> None:
         args = ["--method", "tools/call", "--tool-name", "time__get_current_time", "--tool-arg", "timezone=UTC"]
         rc, out, info = await inspector(target, args, rest)
         expect(rc == 0 and isinstance(out, dict), info)
-        expect(out.get("isError") is False, info)
+        expect(out.get("isError", False) is False, info)  # isError is optional (default false)
         expect((out.get("structuredContent") or {}).get("timezone") == "UTC", info)
 
     async def denied() -> None:
@@ -595,8 +622,7 @@ async def session_checks(g: Gateway, prefix: str, checks: list) -> None:
             for name, fn, *args in checks:
                 await run_check(f"{prefix}/{name}", fn, s, ctx, *args)
     except Exception as e:  # noqa: BLE001
-        tb = traceback.format_exception_only(type(e), e)[-1].strip()
-        record(f"{prefix}/session", f"{short(tb, 600)}; gateway stderr: {g.stderr_tail()}")
+        record(f"{prefix}/session", f"{short(describe(e), 600)}; gateway stderr: {g.stderr_tail()}")
 
 
 async def run_transport(transport: str, tmp: Path) -> None:
@@ -629,16 +655,16 @@ async def run_transport(transport: str, tmp: Path) -> None:
         try:
             await check_ask_elicitation(main, transport)
         except Exception as e:  # noqa: BLE001
-            record(f"{transport}/ask_elicitation_session", short(repr(e), 600))
+            record(f"{transport}/ask_elicitation_session", short(describe(e), 600))
         await session_checks(gws["python"], transport, [("run_code_python", check_run_code, "python")])
         try:
             await check_cancel(gws["cancel"], cfg["wirelog"], transport)
         except Exception as e:  # noqa: BLE001
-            record(f"{transport}/cancel_session", short(repr(e), 600))
+            record(f"{transport}/cancel_session", short(describe(e), 600))
         try:
             await check_list_changed(gws["fake"], transport)
         except Exception as e:  # noqa: BLE001
-            record(f"{transport}/list_changed_session", short(repr(e), 600))
+            record(f"{transport}/list_changed_session", short(describe(e), 600))
         await check_inspector(main, transport)
     finally:
         if transport == "http":
@@ -658,6 +684,9 @@ async def main() -> int:
         if not Path(path).exists():
             print(f"FAIL setup: {what}={path} does not exist", flush=True)
             return 1
+    st = os.stat(BIN)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(st.st_mtime))
+    print(f"# binary {BIN} ({st.st_size} bytes, modified {stamp})", flush=True)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="tools-mcp-blackbox-") as d:
         tmp = Path(d)

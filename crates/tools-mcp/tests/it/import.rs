@@ -1,1 +1,396 @@
+//! The client import: a served runtime imported over loopback HTTP, and a child-process
+//! server (a standard-library Python script) that changes its tools, hangs and dies.
 
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tools_mcp::{ErrorKind, HttpOptions, ImportOptions, ImportedServer, McpServer, ServerSpec};
+use tools_runtime::crates::registry::{Change, Progress};
+use tools_runtime::prelude::*;
+use tools_runtime::{ExecutionMode, ToolRuntime};
+
+use crate::support::{add, guarded};
+
+/// Serves `runtime`'s scope over HTTP on a loopback port of its own; the URL of `/mcp`.
+async fn serve(runtime: &ToolRuntime, shutdown: &CancellationToken) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = McpServer::new(runtime.clone(), runtime.scope());
+    let shutdown = shutdown.clone();
+    tokio::spawn(async move {
+        server
+            .serve_http(listener, &HttpOptions::default(), shutdown)
+            .await
+    });
+    format!("http://{addr}/mcp")
+}
+
+/// Waits until `registry` registers `name`.
+async fn registered(registry: &tools_runtime::Registry, name: &str) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let listener = registry.on_change(move |change| {
+        if let Change::ToolRegistered { name, .. } = change {
+            let _ = tx.send(name.as_str().to_owned());
+        }
+    });
+    if registry.get(name, None).is_none() {
+        guarded(async {
+            while let Some(seen) = rx.recv().await {
+                if seen == name {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+    drop(listener);
+}
+
+fn call(name: &str, args: serde_json::Value) -> ToolCall {
+    ToolCall::new("c1", name, args).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_runtime_imports_as_ordinary_tools() {
+    let upstream = ToolRuntime::new();
+    upstream.register(add()).unwrap().keep();
+    let reached = Arc::new(Mutex::new(0u32));
+    let count = Arc::clone(&reached);
+    upstream
+        .register(
+            ToolDefinition::builder("pick", "A tool whose schema is outside the subset.")
+                .parameters(json!({
+                    "type": "object",
+                    "properties": {
+                        "n": {"type": "integer", "maximum": 9},
+                        "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+                    },
+                    "required": ["n"]
+                }))
+                .output(OutputDecl::text(json!({"type": "string"})))
+                .body(move |_args, _ctx| {
+                    *count.lock().unwrap() += 1;
+                    async { Ok(json!("picked")) }
+                })
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+        .keep();
+    let shutdown = CancellationToken::new();
+    let url = serve(&upstream, &shutdown).await;
+
+    let host = ToolRuntime::new();
+    let imported = guarded(ImportedServer::connect(
+        "up",
+        ServerSpec::url(url),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(imported.tool_names(), ["up__add", "up__pick"]);
+
+    // A read-only tool is concurrency-safe; the hints travel.
+    let def = host.registry().get("up__add", None).unwrap();
+    assert_eq!(def.hints().read_only, Some(true));
+    assert_eq!(
+        host.execution_mode(&call("up__add", json!({"a": 1, "b": 2}))),
+        ExecutionMode::Parallel
+    );
+    assert!(def.is_fully_validated());
+    let result = host.execute(call("up__add", json!({"a": 2, "b": 3}))).await;
+    // The front wrapped the integer as `{"result": 5}` and marked it; the import unwraps.
+    assert_eq!(result.value().unwrap().as_value(), &json!(5));
+    assert_eq!(def.output().schema().as_json()["type"], "integer");
+
+    // The foreign schema reaches the model verbatim and is enforced as far as the subset goes.
+    let pick = host.registry().get("up__pick", None).unwrap();
+    assert!(!pick.is_fully_validated());
+    assert!(
+        pick.parameters().as_value()["properties"]["either"]
+            .get("anyOf")
+            .is_some()
+    );
+    let refused = host.execute(call("up__pick", json!({"n": 10}))).await;
+    assert_eq!(refused.error_code(), Some(ErrorCode::InvalidArgs));
+    assert_eq!(
+        *reached.lock().unwrap(),
+        0,
+        "refused before reaching the server"
+    );
+    let ok = host
+        .execute(call("up__pick", json!({"n": 1, "either": true})))
+        .await;
+    assert_eq!(ok.text(), "picked");
+    shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_and_progress_cross_the_import() {
+    let upstream = ToolRuntime::new();
+    let (cancelled_tx, cancelled_rx) = tokio::sync::oneshot::channel::<()>();
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+    let slots = Arc::new(Mutex::new((Some(started_tx), Some(cancelled_tx))));
+    upstream
+        .register(
+            ToolDefinition::builder("wait", "Report progress, then wait until cancelled.")
+                .output(OutputDecl::text(json!({"type": "string"})))
+                .body(move |_args, ctx| {
+                    let slots = Arc::clone(&slots);
+                    async move {
+                        ctx.report_progress(Progress::new(1.0).with_message("started"));
+                        if let Some(tx) = slots.lock().unwrap().0.take() {
+                            let _ = tx.send(());
+                        }
+                        ctx.cancellation().cancelled().await;
+                        if let Some(tx) = slots.lock().unwrap().1.take() {
+                            let _ = tx.send(());
+                        }
+                        Ok(json!("stopped"))
+                    }
+                })
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+        .keep();
+    let shutdown = CancellationToken::new();
+    let url = serve(&upstream, &shutdown).await;
+    let host = ToolRuntime::new();
+    let _imported = guarded(ImportedServer::connect(
+        "up",
+        ServerSpec::url(url),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+
+    let token = CancellationToken::new();
+    let progress: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = Arc::clone(&progress);
+    let (arrived_tx, arrived_rx) = tokio::sync::oneshot::channel::<()>();
+    let arrived_tx = Mutex::new(Some(arrived_tx));
+    let running = {
+        let host = host.clone();
+        let call = call("up__wait", json!({}))
+            .with_cancellation(token.clone())
+            .with_progress(Arc::new(move |p: Progress| {
+                sink.lock().unwrap().push(p);
+                if let Some(tx) = arrived_tx.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+            }));
+        tokio::spawn(async move { host.execute(call).await })
+    };
+    guarded(started_rx).await.unwrap();
+    // The server's progress crossed both fronts before the call is cancelled.
+    guarded(arrived_rx).await.unwrap();
+    token.cancel();
+    let result = guarded(running).await.unwrap();
+    assert_eq!(result.error_code(), Some(ErrorCode::Aborted));
+    // The server's body saw its own token cancelled: notifications/cancelled crossed.
+    guarded(cancelled_rx).await.unwrap();
+    let progress = progress.lock().unwrap();
+    assert_eq!(progress.len(), 1, "{progress:?}");
+    assert_eq!(progress[0].message.as_deref(), Some("started"));
+    shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_resyncs_and_dropping_the_import_unregisters() {
+    let upstream = ToolRuntime::new();
+    upstream.register(add()).unwrap().keep();
+    let shutdown = CancellationToken::new();
+    let url = serve(&upstream, &shutdown).await;
+    let host = ToolRuntime::new();
+    let imported = guarded(ImportedServer::connect(
+        "up",
+        ServerSpec::url(url),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+    let later = ToolDefinition::builder("later", "Registered later.")
+        .output(OutputDecl::text(json!({"type": "string"})))
+        .body(|_a, _c| async { Ok(json!("late")) })
+        .build()
+        .unwrap();
+    upstream.register(later).unwrap().keep();
+    registered(host.registry(), "up__later").await;
+    assert_eq!(
+        host.execute(call("up__later", json!({}))).await.text(),
+        "late"
+    );
+    drop(imported);
+    assert!(host.registry().get("up__add", None).is_none());
+    shutdown.cancel();
+}
+
+fn fake_server() -> ServerSpec {
+    let script: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "tests",
+        "data",
+        "fake_mcp_server.py",
+    ]
+    .iter()
+    .collect();
+    ServerSpec::command("python3", [script.display().to_string()])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_process_server_imports_changes_and_is_validated() {
+    let host = ToolRuntime::new();
+    let imported = guarded(ImportedServer::connect(
+        "fake",
+        fake_server(),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        imported.tool_names(),
+        ["fake__echo", "fake__crash", "fake__add_tool", "fake__slow"]
+    );
+    let echo = host.registry().get("fake__echo", None).unwrap();
+    // `default` is outside the subset: kept for the model, not enforced, and said so.
+    assert!(!echo.is_fully_validated());
+    assert_eq!(
+        echo.parameters().as_value()["properties"]["text"]["default"],
+        "x"
+    );
+    let empty = host.execute(call("fake__echo", json!({"text": ""}))).await;
+    assert_eq!(empty.error_code(), Some(ErrorCode::InvalidArgs));
+    assert_eq!(
+        host.execute(call("fake__echo", json!({"text": "hi"})))
+            .await
+            .text(),
+        "hi"
+    );
+
+    assert_eq!(
+        host.execute(call("fake__add_tool", json!({}))).await.text(),
+        "added"
+    );
+    registered(host.registry(), "fake__extra").await;
+    assert_eq!(
+        host.execute(call("fake__extra", json!({}))).await.text(),
+        "extra"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_fails_its_calls_and_restarts() {
+    let host = ToolRuntime::new();
+    let imported = guarded(ImportedServer::connect(
+        "fake",
+        fake_server(),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+    let died = host.execute(call("fake__crash", json!({}))).await;
+    assert_eq!(
+        died.code().map(|c| c.as_str().to_owned()).as_deref(),
+        Some("MCP_SERVER_UNAVAILABLE"),
+        "{}",
+        died.text()
+    );
+    let still = host
+        .execute(call("fake__echo", json!({"text": "hi"})))
+        .await;
+    assert_eq!(
+        still.code().map(|c| c.as_str().to_owned()).as_deref(),
+        Some("MCP_SERVER_UNAVAILABLE")
+    );
+    guarded(imported.restart()).await.unwrap();
+    assert_eq!(
+        host.execute(call("fake__echo", json!({"text": "back"})))
+            .await
+            .text(),
+        "back"
+    );
+
+    // With automatic restart, the next call reconnects by itself.
+    let auto_host = ToolRuntime::new();
+    let _auto = guarded(ImportedServer::connect(
+        "fake",
+        fake_server(),
+        auto_host.registry(),
+        ImportOptions::new().auto_restart(true),
+    ))
+    .await
+    .unwrap();
+    let died = auto_host.execute(call("fake__crash", json!({}))).await;
+    assert!(died.is_error());
+    assert_eq!(
+        auto_host
+            .execute(call("fake__echo", json!({"text": "again"})))
+            .await
+            .text(),
+        "again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_sends_notifications_cancelled_to_the_child() {
+    let dir = std::env::temp_dir().join(format!("tools-mcp-cancel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("cancelled.log");
+    let _ = std::fs::remove_file(&log);
+    let host = ToolRuntime::new();
+    let _imported = guarded(ImportedServer::connect(
+        "fake",
+        fake_server().with_env("FAKE_MCP_CANCEL_LOG", log.display().to_string()),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+    let token = CancellationToken::new();
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+    let started_tx = Mutex::new(Some(started_tx));
+    let running = {
+        let host = host.clone();
+        let call = call("fake__slow", json!({}))
+            .with_cancellation(token.clone())
+            .with_progress(Arc::new(move |_p: Progress| {
+                if let Some(tx) = started_tx.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+            }));
+        tokio::spawn(async move { host.execute(call).await })
+    };
+    // The server has the request once its progress for it arrives.
+    guarded(started_rx).await.unwrap();
+    token.cancel();
+    let result = guarded(running).await.unwrap();
+    assert_eq!(result.error_code(), Some(ErrorCode::Aborted));
+    guarded(async {
+        loop {
+            if std::fs::read_to_string(&log).is_ok_and(|s| !s.trim().is_empty()) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn server_names_that_break_reversibility_are_refused() {
+    let host = ToolRuntime::new();
+    let error =
+        ImportedServer::connect("a__b", fake_server(), host.registry(), ImportOptions::new())
+            .await
+            .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidServerName);
+}
