@@ -10,7 +10,7 @@ use serde_json::Value;
 /// The library crates, lowest layer first. A crate may depend only on crates before it.
 /// `tools-macros`, the proc-macro crate, depends on none of them (its generated code names
 /// `tools-schema` and `tools-registry`, which re-export it).
-const LAYERS: [&str; 8] = [
+const LAYERS: [&str; 9] = [
     "tools-macros",
     "tools-json",
     "tools-schema",
@@ -19,6 +19,7 @@ const LAYERS: [&str; 8] = [
     "tools-pipeline",
     "tools-codemode",
     "tools-runtime",
+    "tools-mcp",
 ];
 
 /// Crates allowed to hold `unsafe` code in one module (engine bindings); none yet.

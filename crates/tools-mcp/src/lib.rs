@@ -1,12 +1,4 @@
-//! MCP both ways on [`rmcp`], the official Rust SDK of the Model Context Protocol.
-//!
-//! - [`McpServer`] serves one agent scope of a [`tools_runtime::ToolRuntime`] to any MCP
-//!   client, over stdio or streamable HTTP: every `tools/call` runs through the guarded
-//!   pipeline (hooks, guards, approval, timeouts, Code Mode).
-//! - [`ImportedServer`] registers an MCP server's tools (a child process over stdio, or a
-//!   streamable HTTP URL) into a registry, as ordinary tool definitions named
-//!   `<server>__<tool>`.
-//! - The `tools-mcp gateway` binary does both from a TOML file: see the crate's README.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 mod client;

@@ -1,1 +1,123 @@
+//! The gateway configuration: the README's example parses; every error names its key and
+//! line; the policy decides as documented.
 
+use std::path::Path;
+use std::time::Duration;
+
+use tools_mcp::gateway::{Decision, GatewayConfig, Language};
+use tools_mcp::{ErrorKind, ServerSpec};
+use tools_runtime::PresentationMode;
+
+fn parse(text: &str) -> Result<GatewayConfig, tools_mcp::Error> {
+    GatewayConfig::parse(text, Path::new("/etc/gw/gateway.toml"))
+}
+
+fn error(text: &str) -> String {
+    let e = parse(text).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config);
+    e.to_string()
+}
+
+/// The ```toml block of the crate README, as written there.
+fn readme_example() -> String {
+    let readme = include_str!("../../README.md");
+    let start = readme.find("```toml\n").unwrap() + "```toml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    readme[start..end].to_owned()
+}
+
+#[test]
+fn the_readme_example_parses_into_what_it_says() {
+    let config = parse(&readme_example()).unwrap();
+    assert_eq!(config.mode, PresentationMode::Both);
+    assert_eq!(config.language, Language::Typescript);
+    assert_eq!(config.concurrency, Some(8));
+    let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["everything", "remote", "time"]);
+    assert!(
+        matches!(&config.servers[2].spec, ServerSpec::Command { program, .. } if program == "uvx")
+    );
+    assert!(
+        matches!(&config.servers[1].spec, ServerSpec::Url { url } if url.starts_with("http://"))
+    );
+    assert_eq!(
+        config.budget_of("time__get_current_time"),
+        Some(Duration::from_secs(5))
+    );
+    assert_eq!(
+        config.budget_of("everything__echo"),
+        Some(Duration::from_secs(30))
+    );
+    assert_eq!(config.policy.destructive, Some(Decision::Ask));
+    assert_eq!(config.policy.rules.len(), 1);
+}
+
+#[test]
+fn an_empty_file_is_a_native_gateway_with_no_servers() {
+    let config = parse("").unwrap();
+    assert_eq!(config.mode, PresentationMode::Native);
+    assert!(config.servers.is_empty());
+}
+
+#[test]
+fn errors_name_the_key_and_the_line() {
+    let cases: [(&str, &[&str]); 10] = [
+        ("mode = \"fast\"\n", &["line 1", "fast", "native"]),
+        ("\nlanguage = \"ruby\"\n", &["line 2", "ruby"]),
+        (
+            "[servers.time]\ncommand = [\"a\"]\nurl = \"http://x\"\n",
+            &["line 1", "servers.time", "both"],
+        ),
+        (
+            "\n[servers.time]\nenv = {}\n",
+            &["line 2", "servers.time", "command"],
+        ),
+        (
+            "[servers.\"a__b\"]\ncommand = [\"a\"]\n",
+            &["line 1", "servers.a__b", "__"],
+        ),
+        (
+            "[servers.x]\ncommand = []\n",
+            &["line 2", "servers.x.command", "no program"],
+        ),
+        (
+            "[servers.x]\nurl = \"ftp://x\"\n",
+            &["line 2", "servers.x.url", "http"],
+        ),
+        (
+            "[budgets]\n\"time__*\" = \"soon\"\n",
+            &["line 2", "budgets.\"time__*\"", "soon"],
+        ),
+        (
+            "[policy]\ndeny = [\"a[\"]\n",
+            &["line 2", "policy.deny", "a["],
+        ),
+        ("concurrency = 0\n", &["line 1", "concurrency", "positive"]),
+    ];
+    for (text, needles) in cases {
+        let message = error(text);
+        assert!(message.starts_with("/etc/gw/gateway.toml: "), "{message}");
+        for needle in needles {
+            assert!(
+                message.contains(needle),
+                "{text:?}: {message:?} lacks {needle:?}"
+            );
+        }
+    }
+    let unknown = error("[servers.x]\ncommand = [\"a\"]\ncomand = 1\n");
+    assert!(
+        unknown.contains("line 3") && unknown.contains("comand"),
+        "{unknown}"
+    );
+}
+
+#[test]
+fn budgets_match_in_file_order() {
+    let config = parse("[budgets]\n\"time__slow\" = \"1m\"\n\"time__*\" = \"5s\"\n").unwrap();
+    assert_eq!(
+        config.budget_of("time__slow"),
+        Some(Duration::from_secs(60))
+    );
+    assert_eq!(config.budget_of("time__fast"), Some(Duration::from_secs(5)));
+    assert_eq!(config.budget_of("other"), None);
+}
