@@ -113,3 +113,104 @@ pub(crate) fn hook(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+    use tools_runtime::crates::registry::ToolHints;
+    use tools_runtime::{OutputDecl, ToolDefinition};
+
+    use super::*;
+    use crate::gateway::GatewayConfig;
+
+    fn policy(text: &str) -> PolicyConfig {
+        match GatewayConfig::parse(text, Path::new("t.toml")) {
+            Ok(config) => config.policy,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn verdict(policy: &PolicyConfig, registry: &Registry, tool: &str, args: Value) -> String {
+        match decide(policy, registry, tool, &args) {
+            None => "none".to_owned(),
+            Some(PreDecision::Allow) => "allow".to_owned(),
+            Some(PreDecision::Deny(reason)) => format!("deny: {reason}"),
+            Some(PreDecision::Ask(reason)) => format!("ask: {}", reason.unwrap_or_default()),
+        }
+    }
+
+    const TEXT: &str = r#"
+[policy]
+deny = ["fs__rm*"]
+ask = ["fs__*"]
+destructive = "ask"
+
+[[policy.rules]]
+tool = "fs__*"
+argument = "target.path"
+matches = "/etc/*"
+decision = "deny"
+reason = "not /etc"
+
+[[policy.rules]]
+tool = "*"
+argument = "items.1"
+matches = "secret"
+decision = "ask"
+"#;
+
+    #[test]
+    fn deny_beats_ask_and_rules_come_first() {
+        let p = policy(TEXT);
+        let registry = Registry::new();
+        assert!(verdict(&p, &registry, "fs__rm", json!({})).starts_with("deny: tool \"fs__rm\""));
+        assert!(verdict(&p, &registry, "fs__read", json!({})).starts_with("ask: tool \"fs__read\""));
+        assert_eq!(
+            verdict(&p, &registry, "fs__read", json!({"target": {"path": "/etc/passwd"}})),
+            "deny: not /etc"
+        );
+        assert!(
+            verdict(&p, &registry, "fs__read", json!({"target": {"path": "/home/x"}}))
+                .starts_with("ask: tool")
+        );
+        // Array items by index; the rule's own reason names the argument.
+        let secret = verdict(&p, &registry, "web__get", json!({"items": ["a", "secret"]}));
+        assert!(secret.starts_with("ask: ") && secret.contains("items.1"), "{secret}");
+        assert_eq!(verdict(&p, &registry, "web__get", json!({"items": ["secret"]})), "none");
+        // Numbers and booleans match as their JSON text; objects never do.
+        assert_eq!(
+            verdict(&p, &registry, "x", json!({"items": [0, {"secret": 1}]})),
+            "none"
+        );
+    }
+
+    #[test]
+    fn destructive_hints_are_asked_about_when_configured() {
+        let p = policy(TEXT);
+        let registry = Registry::new();
+        let tool = |name: &str, hints: ToolHints| {
+            ToolDefinition::builder(name, "")
+                .hints(hints)
+                .output(OutputDecl::text(json!({})))
+                .body(|_a, _c| async { Ok(json!("")) })
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        for def in [
+            tool("db__drop", ToolHints::new().with_destructive(true)),
+            tool("db__read", ToolHints::new().with_destructive(false)),
+            tool("db__other", ToolHints::new()),
+        ] {
+            registry.register(def).unwrap_or_else(|e| panic!("{e}")).keep();
+        }
+        assert!(verdict(&p, &registry, "db__drop", json!({})).contains("marked destructive"));
+        assert_eq!(verdict(&p, &registry, "db__read", json!({})), "none");
+        assert_eq!(verdict(&p, &registry, "db__other", json!({})), "none");
+        let allow = policy("[policy]\ndestructive = \"allow\"\n");
+        assert_eq!(verdict(&allow, &registry, "db__drop", json!({})), "none");
+        let deny = policy("[policy]\ndestructive = \"deny\"\n");
+        assert!(verdict(&deny, &registry, "db__drop", json!({})).starts_with("deny: "));
+    }
+}
