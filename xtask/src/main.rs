@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask test [ARGS…]`: the README's test command: makes sure the Code Mode
 //!   sandbox's tool (bubblewrap) is installed (with `apt-get` when it is missing and this
-//!   runs as root; otherwise it says what to install), then `cargo test --workspace ARGS…`.
+//!   runs as root; otherwise it says what to install), then `cargo test --workspace ARGS…`,
+//!   then (without ARGS) the MCP black-box suite (`mcp-blackbox`).
 //! - `cargo xtask check [--skip-test]`: `cargo fmt --all --check`, `cargo clippy --workspace
 //!   --all-targets --all-features -- -D warnings`, `cargo test --workspace` (and the
 //!   optional features' tests), then `cargo deny check bans licenses sources` when
@@ -13,6 +14,9 @@
 //! - `cargo xtask sdk --lang typescript|python --catalog FILE.json`: prints the Code Mode SDK
 //!   declarations of a tool catalog.
 //! - `cargo xtask sdk-check`: proves the SDK with `tsc --strict` and `mypy --strict`.
+//! - `cargo xtask mcp-blackbox [--bench]`: the MCP gateway and server front driven by the
+//!   Python SDK's client and the MCP Inspector CLI, against `mcp-server-time` and
+//!   `server-everything` (pinned, installed under `target/mcp-blackbox`); part of `test`.
 //! - `cargo xtask bench [--full] [--runs N] [--write-docs]`: runs every benchmark scenario (N times), prints
 //!   `<id> median_ns=<n> baseline_ns=<n> ratio=<n>` lines and a table, and with
 //!   `--write-docs` rewrites the summary block of `docs/benchmarks.md`.
@@ -22,6 +26,8 @@
 
 mod bench;
 mod codegen;
+mod install;
+mod mcp;
 mod sdk;
 
 use std::path::{Path, PathBuf};
@@ -36,6 +42,7 @@ fn main() -> ExitCode {
         Some("sdk") => sdk::sdk(&args[1..]),
         Some("sdk-check") => sdk::sdk_check(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("mcp-blackbox") => mcp::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             Ok(())
@@ -55,12 +62,16 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   test [ARGS...]        install the Code Mode sandbox (bubblewrap) when missing, then
-                        cargo test --workspace ARGS...
+                        cargo test --workspace ARGS... (and, without ARGS, mcp-blackbox)
   check [--skip-test]   fmt --check, clippy -D warnings, test --workspace, deny (when installed)
   codegen [--check]     regenerate committed generated files (--check: fail when stale)
   sdk --lang L --catalog FILE.json [--section] [--allow-unsupported]
                         print the Code Mode SDK (L: typescript|python) of a tool catalog
   sdk-check             compile a 40+ tool SDK with tsc --strict and mypy --strict
+  mcp-blackbox [--bench]
+                        drive the MCP gateway with real MCP clients and servers (pinned
+                        PyPI and npm installs under target/mcp-blackbox); --bench: measure
+                        its overhead against a direct call
   bench [--full] [--runs N] [--write-docs]
                         run every benchmark scenario (the whole suite N times: medians over
                         the runs); print `<id> median_ns= baseline_ns= ratio=` lines and a
@@ -136,7 +147,12 @@ fn test(args: &[String]) -> Result<(), String> {
     run_step(
         "cargo test --workspace --features tools-schema/schemars",
         test,
-    )
+    )?;
+    // A filtered run (`cargo xtask test -p x`, `-- name`) is an iteration, not the suite.
+    if args.is_empty() && mcp::present(&project_root()) {
+        mcp::run(&[])?;
+    }
+    Ok(())
 }
 
 fn check(args: &[String]) -> Result<(), String> {

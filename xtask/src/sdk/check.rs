@@ -2,6 +2,7 @@
 //! the real checkers (`tsc --strict`, `mypy --strict`), installed under `target/sdk-check`.
 
 use super::*;
+use crate::install::{self, create_dir, output_of, target_dir, text_of};
 
 /// `cargo xtask sdk-check`.
 pub(crate) fn sdk_check(args: &[String]) -> Result<(), String> {
@@ -33,20 +34,6 @@ pub(crate) fn sdk_check(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The Cargo target folder (`CARGO_TARGET_DIR` when set).
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|dir| {
-            if dir.is_absolute() {
-                dir
-            } else {
-                root.join(dir)
-            }
-        })
-        .unwrap_or_else(|| root.join("target"))
-}
-
 fn check_typescript(tools: &[ToolSdkSchema], inputs: &Path, work: &Path) -> Result<String, String> {
     let good = read(&inputs.join("good.ts"))?;
     let bad = read(&inputs.join("bad.ts"))?;
@@ -65,7 +52,9 @@ fn check_typescript(tools: &[ToolSdkSchema], inputs: &Path, work: &Path) -> Resu
     write(&dir.join("good.ts"), &good)?;
     write(&dir.join("bad.ts"), &bad)?;
 
-    let tsc = ensure_typescript(&work.join("node"))?;
+    let prefix = work.join("node");
+    install::npm(&prefix, &[("typescript", TYPESCRIPT_VERSION)])?;
+    let tsc = prefix.join("node_modules/typescript/bin/tsc");
     let run = |program: &str| -> Result<Output, String> {
         let mut command = Command::new("node");
         command.arg(&tsc).args([
@@ -116,7 +105,7 @@ fn check_python(tools: &[ToolSdkSchema], inputs: &Path, work: &Path) -> Result<S
     write(&dir.join("good.py"), &good)?;
     write(&dir.join("bad.py"), &bad)?;
 
-    let python = ensure_mypy(&work.join("venv"))?;
+    let python = install::pip(&work.join("venv"), &[("mypy", MYPY_VERSION)])?;
     let cache = work.join("mypy-cache");
     let run = |program: &str| -> Result<Output, String> {
         let mut command = Command::new(&python);
@@ -254,109 +243,10 @@ fn expect_rejections(
     Ok(marked.len())
 }
 
-/// Installs TypeScript into `prefix` with npm unless that exact version is there; returns
-/// the path of `tsc`'s script.
-fn ensure_typescript(prefix: &Path) -> Result<PathBuf, String> {
-    let package = prefix.join("node_modules/typescript");
-    let tsc = package.join("bin/tsc");
-    let installed = std::fs::read_to_string(package.join("package.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .is_some_and(|manifest| manifest["version"] == TYPESCRIPT_VERSION);
-    if installed && tsc.is_file() {
-        return Ok(tsc);
-    }
-    println!(
-        "sdk-check: installing typescript@{TYPESCRIPT_VERSION} into {}",
-        prefix.display()
-    );
-    create_dir(prefix)?;
-    let mut npm = Command::new("npm");
-    npm.arg("install").arg("--prefix").arg(prefix).args([
-        "--no-audit",
-        "--no-fund",
-        "--no-save",
-        "--loglevel=error",
-        &format!("typescript@{TYPESCRIPT_VERSION}"),
-    ]);
-    let output = output_of(npm, "npm")?;
-    if !output.status.success() || !tsc.is_file() {
-        return Err(format!(
-            "npm install typescript@{TYPESCRIPT_VERSION} failed:\n{}",
-            text_of(&output)
-        ));
-    }
-    Ok(tsc)
-}
-
-/// Creates the virtual environment `venv` with mypy unless that exact version is there;
-/// returns the environment's Python.
-fn ensure_mypy(venv: &Path) -> Result<PathBuf, String> {
-    let python = venv.join("bin/python");
-    let version = Command::new(&python)
-        .args(["-m", "mypy", "--version"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    if version.starts_with(&format!("mypy {MYPY_VERSION} ")) {
-        return Ok(python);
-    }
-    println!(
-        "sdk-check: installing mypy=={MYPY_VERSION} into {}",
-        venv.display()
-    );
-    if !python.is_file() {
-        let mut create = Command::new("python3");
-        create.args(["-m", "venv"]).arg(venv);
-        let output = output_of(create, "python3 -m venv")?;
-        if !output.status.success() {
-            return Err(format!(
-                "python3 -m venv {} failed:\n{}",
-                venv.display(),
-                text_of(&output)
-            ));
-        }
-    }
-    let mut pip = Command::new(&python);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--quiet",
-        &format!("mypy=={MYPY_VERSION}"),
-    ]);
-    let output = output_of(pip, "pip")?;
-    if !output.status.success() {
-        return Err(format!(
-            "pip install mypy=={MYPY_VERSION} failed:\n{}",
-            text_of(&output)
-        ));
-    }
-    Ok(python)
-}
-
-fn output_of(mut command: Command, name: &str) -> Result<Output, String> {
-    command
-        .output()
-        .map_err(|e| format!("cannot start {name}: {e} (is it installed and on PATH?)"))
-}
-
-fn text_of(output: &Output) -> String {
-    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stderr));
-    text
-}
-
 pub(super) fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 fn write(path: &Path, contents: &str) -> Result<(), String> {
     std::fs::write(path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-fn create_dir(path: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(path).map_err(|e| format!("cannot create {}: {e}", path.display()))
 }

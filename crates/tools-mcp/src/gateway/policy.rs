@@ -166,19 +166,37 @@ decision = "ask"
         let p = policy(TEXT);
         let registry = Registry::new();
         assert!(verdict(&p, &registry, "fs__rm", json!({})).starts_with("deny: tool \"fs__rm\""));
-        assert!(verdict(&p, &registry, "fs__read", json!({})).starts_with("ask: tool \"fs__read\""));
+        assert!(
+            verdict(&p, &registry, "fs__read", json!({})).starts_with("ask: tool \"fs__read\"")
+        );
         assert_eq!(
-            verdict(&p, &registry, "fs__read", json!({"target": {"path": "/etc/passwd"}})),
+            verdict(
+                &p,
+                &registry,
+                "fs__read",
+                json!({"target": {"path": "/etc/passwd"}})
+            ),
             "deny: not /etc"
         );
         assert!(
-            verdict(&p, &registry, "fs__read", json!({"target": {"path": "/home/x"}}))
-                .starts_with("ask: tool")
+            verdict(
+                &p,
+                &registry,
+                "fs__read",
+                json!({"target": {"path": "/home/x"}})
+            )
+            .starts_with("ask: tool")
         );
         // Array items by index; the rule's own reason names the argument.
         let secret = verdict(&p, &registry, "web__get", json!({"items": ["a", "secret"]}));
-        assert!(secret.starts_with("ask: ") && secret.contains("items.1"), "{secret}");
-        assert_eq!(verdict(&p, &registry, "web__get", json!({"items": ["secret"]})), "none");
+        assert!(
+            secret.starts_with("ask: ") && secret.contains("items.1"),
+            "{secret}"
+        );
+        assert_eq!(
+            verdict(&p, &registry, "web__get", json!({"items": ["secret"]})),
+            "none"
+        );
         // Numbers and booleans match as their JSON text; objects never do.
         assert_eq!(
             verdict(&p, &registry, "x", json!({"items": [0, {"secret": 1}]})),
@@ -203,7 +221,10 @@ decision = "ask"
             tool("db__read", ToolHints::new().with_destructive(false)),
             tool("db__other", ToolHints::new()),
         ] {
-            registry.register(def).unwrap_or_else(|e| panic!("{e}")).keep();
+            registry
+                .register(def)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .keep();
         }
         assert!(verdict(&p, &registry, "db__drop", json!({})).contains("marked destructive"));
         assert_eq!(verdict(&p, &registry, "db__read", json!({})), "none");

@@ -343,10 +343,19 @@ async def check_progress(s: ClientSession, ctx: dict) -> None:
             progress_callback=on_progress,
         )
     )
+    ctx["progress"] = seen
     expect(r.get("isError") is False, f"result: {short(r)}")
     expect(len(seen) >= 2, f"only {len(seen)} progress updates: {seen}")
     values = [p for p, _ in seen]
     expect(all(a < b for a, b in zip(values, values[1:])), f"progress not strictly increasing: {seen}")
+
+
+async def check_progress_all(s: ClientSession, ctx: dict) -> None:
+    # server-everything sends exactly `steps` updates (1/4 .. 4/4), all before its result;
+    # a proxy that keeps the order forwards all of them before the result.
+    seen = ctx.get("progress")
+    expect(seen is not None, "the progress check did not run")
+    expect([p for p, _ in seen] == [1, 2, 3, 4], f"expected updates 1..4 of 4 before the result, got {seen}")
 
 
 def tool_ref(description: str, name: str, language: str) -> str:
@@ -649,6 +658,7 @@ async def run_transport(transport: str, tmp: Path) -> None:
                 ("denied", check_denied),
                 ("ask_without_elicitation", check_ask_no_elicitation),
                 ("progress", check_progress),
+                ("progress_all_forwarded", check_progress_all),
                 ("run_code_typescript", check_run_code, "typescript"),
             ],
         )
