@@ -394,3 +394,34 @@ async fn server_names_that_break_reversibility_are_refused() {
             .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidServerName);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_http_front_serves_calls_without_sessions() {
+    let upstream = ToolRuntime::new();
+    upstream.register(add()).unwrap().keep();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    let server = McpServer::new(upstream.clone(), upstream.scope());
+    let options = HttpOptions {
+        stateless: true,
+        ..HttpOptions::default()
+    };
+    let stop = shutdown.clone();
+    tokio::spawn(async move { server.serve_http(listener, &options, stop).await });
+    let host = ToolRuntime::new();
+    let imported = guarded(ImportedServer::connect(
+        "up",
+        ServerSpec::url(url),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(imported.tool_names(), ["up__add"]);
+    for (a, b) in [(1, 2), (40, 2)] {
+        let result = host.execute(call("up__add", json!({"a": a, "b": b}))).await;
+        assert_eq!(result.value().unwrap().as_value(), &json!(a + b));
+    }
+    shutdown.cancel();
+}
