@@ -36,7 +36,8 @@ pub use name::{SEPARATOR, check_server_name, exposed_name, split_exposed_name};
 pub use tool::ImportedTool;
 
 use crate::Error;
-use handler::{Routes, Upstream};
+use handler::{Routed, Routes, Upstream};
+use rmcp::transport::IntoTransport;
 
 /// How to reach an MCP server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -411,16 +412,18 @@ async fn open(
                     .stderr(std::process::Stdio::inherit())
                     .spawn()
                     .map_err(|e| failed(format!("could not start {program:?}: {e}")))?;
+                let transport = IntoTransport::<RoleClient, _, _>::into_transport(transport);
                 handler
-                    .serve(transport)
+                    .serve(Routed::new(transport, Arc::clone(routes)))
                     .await
                     .map_err(|e| failed(e.to_string()))
             }
             ServerSpec::Url { url } => {
                 let transport =
                     rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                let transport = IntoTransport::<RoleClient, _, _>::into_transport(transport);
                 handler
-                    .serve(transport)
+                    .serve(Routed::new(transport, Arc::clone(routes)))
                     .await
                     .map_err(|e| failed(e.to_string()))
             }

@@ -106,9 +106,21 @@ pub(crate) fn hook(
                 exec.name().as_str(),
                 exec.info().arguments.as_value(),
             );
+            // Nobody is asked to approve a call that cannot run: with arguments its schema
+            // refuses, it goes on to fail as INVALID_ARGS.
+            let hopeless = matches!(decision, Some(PreDecision::Ask(_)))
+                && state
+                    .1
+                    .get(exec.name().as_str(), exec.agent())
+                    .and_then(|def| def.foreign_parameters().cloned())
+                    .is_some_and(|schema| {
+                        !schema
+                            .validate_snapshot(&exec.info().arguments, "")
+                            .is_empty()
+                    });
             match decision {
-                Some(decision) => Ok::<_, ToolError>(decision),
-                None => next.run(req).await,
+                Some(decision) if !hopeless => Ok::<_, ToolError>(decision),
+                _ => next.run(req).await,
             }
         }
     })

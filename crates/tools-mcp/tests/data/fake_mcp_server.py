@@ -4,7 +4,7 @@ Written for the tools-mcp tests (MIT OR Apache-2.0, like the workspace). Tools:
 - `echo` {text}: returns the text (readOnlyHint);
 - `crash`: the process exits before answering (a server that dies mid-call);
 - `add_tool`: adds a tool `extra`, then sends notifications/tools/list_changed;
-- `extra` (after add_tool): returns "extra";
+- `extra` (after add_tool): returns "extra", or "extra says <word>" given {word};
 - `slow`: sends one progress notification (when the request has a progress token) and
   never answers; the id of every request the client cancels is appended to the file named
   by the FAKE_MCP_CANCEL_LOG environment variable.
@@ -70,11 +70,16 @@ for line in sys.stdin:
             sys.exit(3)
         elif name == "add_tool":
             if not any(t["name"] == "extra" for t in TOOLS):
-                TOOLS.append({"name": "extra", "description": "Added.", "inputSchema": {"type": "object"}})
+                TOOLS.append({
+                    "name": "extra",
+                    "description": "Added.",
+                    "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}},
+                })
             text(rid, "added")
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         elif name == "extra":
-            text(rid, "extra")
+            word = args.get("word")
+            text(rid, "extra says %s" % word if word else "extra")
         elif name == "slow":
             token = (params.get("_meta") or {}).get("progressToken")
             if token is not None:

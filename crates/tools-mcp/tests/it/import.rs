@@ -425,3 +425,51 @@ async fn a_stateless_http_front_serves_calls_without_sessions() {
     }
     shutdown.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_progress_update_before_the_result_arrives_before_it() {
+    #[derive(serde::Deserialize, ToolArgs)]
+    struct Steps {
+        n: u32,
+    }
+    let upstream = ToolRuntime::new();
+    upstream
+        .register(
+            define_tool::<Steps, u32>("steps", "Report n steps, then answer at once.")
+                .body(|args: Steps, ctx| async move {
+                    for i in 1..=args.n {
+                        ctx.report_progress(Progress::new(f64::from(i)));
+                    }
+                    Ok(args.n)
+                })
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+        .keep();
+    let shutdown = CancellationToken::new();
+    let url = serve(&upstream, &shutdown).await;
+    let host = ToolRuntime::new();
+    let _imported = guarded(ImportedServer::connect(
+        "up",
+        ServerSpec::url(url),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+    // rmcp handles notifications in spawned tasks; the import routes progress in its
+    // transport's receive path, so no update can lose the race with the response.
+    for _ in 0..30 {
+        let seen: Arc<Mutex<Vec<f64>>> = Arc::default();
+        let sink = Arc::clone(&seen);
+        let call =
+            call("up__steps", json!({"n": 4})).with_progress(Arc::new(move |p: Progress| {
+                sink.lock().unwrap().push(p.progress)
+            }));
+        let result = host.execute(call).await;
+        assert_eq!(result.value().unwrap().as_value(), &json!(4));
+        assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+    }
+    shutdown.cancel();
+}
