@@ -61,9 +61,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     configure(&mut blackbox);
     run_step("crates/tools-mcp/tests/blackbox/run.py", blackbox)?;
     if bench {
+        // Measured as shipped: the release build.
+        let mut release = cargo();
+        release.args(["build", "-q", "--release", "-p", "tools-mcp", "--bin", "tools-mcp"]);
+        run_step("cargo build --release -p tools-mcp", release)?;
         let mut measure = Command::new(&python);
         measure.arg(script("bench.py"));
         configure(&mut measure);
+        measure.env("TOOLS_MCP_BIN", target.join("release/tools-mcp"));
         run_step("crates/tools-mcp/tests/blackbox/bench.py", measure)?;
     }
     Ok(())
