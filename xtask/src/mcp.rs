@@ -63,7 +63,15 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if bench {
         // Measured as shipped: the release build.
         let mut release = cargo();
-        release.args(["build", "-q", "--release", "-p", "tools-mcp", "--bin", "tools-mcp"]);
+        release.args([
+            "build",
+            "-q",
+            "--release",
+            "-p",
+            "tools-mcp",
+            "--bin",
+            "tools-mcp",
+        ]);
         run_step("cargo build --release -p tools-mcp", release)?;
         let mut measure = Command::new(&python);
         measure.arg(script("bench.py"));

@@ -185,6 +185,8 @@ pub(crate) fn result_of(result: &ToolResult, structured: Structured) -> CallTool
         }
     }
     out.insert("content".into(), Value::Array(content));
+    // Required from protocol 2026-07-28 on; rmcp removes it for peers on older versions.
+    out.insert("resultType".into(), Value::String("complete".into()));
     let text = result.text();
     serde_json::from_value(Value::Object(out)).unwrap_or_else(|_| {
         // A block rmcp cannot read (a custom block type): the text of the result instead.

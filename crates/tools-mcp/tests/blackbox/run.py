@@ -376,6 +376,31 @@ async def session_checks(g: Gateway, prefix: str, checks: list) -> None:
         record(f"{prefix}/session", f"{short(describe(e), 600)}; gateway stderr: {g.stderr_tail()}")
 
 
+async def check_modern_client(g: Gateway, prefix: str) -> None:
+    """The SDK's high-level `mcp.Client` (default mode "auto"): it tries `server/discover`
+    and the 2026-07-28 protocol first, where results must carry `resultType`."""
+    import mcp
+
+    async def run() -> None:
+        if g.transport == "stdio":
+            target = StdioServerParameters(command=g.argv()[0], args=g.argv()[1:])
+        else:
+            target = g.url
+        async with mcp.Client(target) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            expect("time__get_current_time" in names, f"not listed: {sorted(names)}")
+            r = dump(await c.call_tool("time__get_current_time", {"timezone": "UTC"}))
+            structured = r.get("structuredContent") or {}
+            expect(
+                not r.get("isError") and structured.get("timezone") == "UTC",
+                f"call through mcp.Client: {short(r)}",
+            )
+            denied = dump(await c.call_tool("everything__get-env", {}))
+            expect_error_code(denied, "DENIED")
+
+    await run_check(f"{prefix}/modern_client", run)
+
+
 async def run_transport(transport: str, tmp: Path) -> None:
     cfg = write_configs(tmp, transport)
     gws = {name: Gateway(transport, cfg[name], tmp) for name in ("main", "python", "cancel", "fake")}
@@ -404,6 +429,7 @@ async def run_transport(transport: str, tmp: Path) -> None:
                 ("run_code_typescript", check_run_code, "typescript"),
             ],
         )
+        await check_modern_client(main, transport)
         try:
             await check_ask_elicitation(main, transport)
         except Exception as e:  # noqa: BLE001
