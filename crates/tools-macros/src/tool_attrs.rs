@@ -102,6 +102,7 @@ pub(crate) struct TypeTool {
 pub(crate) struct FnTool {
     pub(crate) name: Option<LitStr>,
     pub(crate) concurrent: bool,
+    pub(crate) read_only: bool,
 }
 
 const FIELD_KEYS: &str = "range, minimum, maximum, exclusive_minimum, exclusive_maximum, multiple_of, min_length, max_length, pattern, format, min_items, max_items, unique_items, min_properties, max_properties, description, example, schema";
@@ -310,16 +311,17 @@ pub(crate) fn type_level(attrs: &[Attribute], errors: &mut Errors) -> TypeTool {
     out
 }
 
-/// The arguments of `#[tool(…)]` on a function: `name = "…"`, `concurrent`.
+/// The arguments of `#[tool(…)]` on a function: `name = "…"`, `concurrent`, `read_only`.
 pub(crate) fn function(args: TokenStream) -> syn::Result<FnTool> {
     let mut out = FnTool::default();
     let parser = syn::meta::parser(|meta| {
         match key_of(&meta).as_str() {
             "name" => out.name = Some(meta.value()?.parse::<LitStr>()?),
             "concurrent" => out.concurrent = true,
+            "read_only" => out.read_only = true,
             other => {
                 return Err(meta.error(format!(
-                    "unknown `#[tool]` key `{other}`; expected `name = \"…\"` or `concurrent`"
+                    "unknown `#[tool]` key `{other}`; expected `name = \"…\"`, `concurrent` or `read_only`"
                 )));
             }
         }
@@ -408,6 +410,7 @@ mod tests {
                 .is_some_and(|e| e.to_string().contains("duplicate"))
         );
         assert!(function(quote!(name = "x", concurrent)).is_ok());
+        assert!(function(quote!(read_only)).is_ok_and(|f| f.read_only));
         assert!(function(quote!(nme = "x")).is_err());
     }
 }

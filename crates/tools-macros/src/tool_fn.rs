@@ -111,7 +111,11 @@ fn expand_checked(args: TokenStream, item: TokenStream) -> syn::Result<TokenStre
         .name
         .map_or_else(|| sig.ident.unraw().to_string(), |lit| lit.value());
     let description = description.unwrap_or_default();
-    let concurrency = options.concurrent.then(|| quote!(.concurrency(|_| true)));
+    let concurrency = if options.read_only {
+        Some(quote!(.read_only()))
+    } else {
+        options.concurrent.then(|| quote!(.concurrency(|_| true)))
+    };
     let args_span = types
         .first()
         .map_or_else(|| sig.ident.span(), |ty| ty.span());

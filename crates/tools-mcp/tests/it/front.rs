@@ -323,3 +323,29 @@ async fn code_mode_lists_run_code_with_the_sdk_in_its_description() {
     assert_eq!(result.is_error, Some(false), "{result:?}");
     assert_eq!(result.structured_content.unwrap()["result"], json!(13));
 }
+
+/// The current weather, as a fixed sample.
+#[tool(read_only)]
+async fn weather(_args: NoArgs) -> Result<String, ToolError> {
+    Ok("sunny".to_owned())
+}
+
+#[tokio::test]
+async fn a_read_only_tool_written_once_is_listed_read_only() {
+    let runtime = ToolRuntime::new();
+    runtime.register(weather().unwrap()).unwrap().keep();
+    let call = ToolCall::new("c", "weather", json!({})).unwrap();
+    assert_eq!(
+        runtime.execution_mode(&call),
+        tools_runtime::ExecutionMode::Parallel
+    );
+    let server = McpServer::new(runtime.clone(), runtime.scope());
+    let c = connect(&server, TestClient::plain()).await;
+    let tools = guarded(c.client.list_all_tools()).await.unwrap();
+    let tool = serde_json::to_value(&tools[0]).unwrap();
+    assert_eq!(tool["annotations"], json!({"readOnlyHint": true}));
+    assert_eq!(
+        tool["description"],
+        "The current weather, as a fixed sample."
+    );
+}

@@ -473,3 +473,43 @@ async fn every_progress_update_before_the_result_arrives_before_it() {
     }
     shutdown.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_times_the_call_out_and_cancels_it_upstream() {
+    let dir = std::env::temp_dir().join(format!("tools-mcp-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("cancelled.log");
+    let _ = std::fs::remove_file(&log);
+    let host = ToolRuntime::new();
+    let _imported = guarded(ImportedServer::connect(
+        "fake",
+        fake_server().with_env("FAKE_MCP_CANCEL_LOG", log.display().to_string()),
+        host.registry(),
+        ImportOptions::new().customize(|tool, builder| {
+            if tool.original_name() == "slow" {
+                builder.timeout(std::time::Duration::from_millis(50))
+            } else {
+                builder
+            }
+        }),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        host.registry().get("fake__slow", None).unwrap().timeout(),
+        Some(std::time::Duration::from_millis(50))
+    );
+    // `slow` never answers: only the budget ends the call.
+    let result = guarded(host.execute(call("fake__slow", json!({})))).await;
+    assert_eq!(result.error_code(), Some(ErrorCode::ToolTimeout));
+    guarded(async {
+        loop {
+            if std::fs::read_to_string(&log).is_ok_and(|s| !s.trim().is_empty()) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
