@@ -14,6 +14,9 @@
 //! - `cargo xtask sdk --lang typescript|python --catalog FILE.json`: prints the Code Mode SDK
 //!   declarations of a tool catalog.
 //! - `cargo xtask sdk-check`: proves the SDK with `tsc --strict` and `mypy --strict`.
+//! - `cargo xtask wire-check`: the provider adapters' JSON (the `openai_turn` and
+//!   `anthropic_turn` examples' requests) validated by the `openai` and `anthropic` Python
+//!   SDKs' pydantic types.
 //! - `cargo xtask mcp-blackbox [--bench]`: the MCP gateway and server front driven by the
 //!   Python SDK's client and the MCP Inspector CLI, against `mcp-server-time` and
 //!   `server-everything` (pinned, installed under `target/mcp-blackbox`); part of `test`.
@@ -29,6 +32,7 @@ mod codegen;
 mod install;
 mod mcp;
 mod sdk;
+mod wire;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         Some("sdk-check") => sdk::sdk_check(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("mcp-blackbox") => mcp::run(&args[1..]),
+        Some("wire-check") => wire::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             Ok(())
@@ -68,6 +73,8 @@ commands:
   sdk --lang L --catalog FILE.json [--section] [--allow-unsupported]
                         print the Code Mode SDK (L: typescript|python) of a tool catalog
   sdk-check             compile a 40+ tool SDK with tsc --strict and mypy --strict
+  wire-check            validate the provider adapters' JSON with the openai and
+                        anthropic Python SDKs' own types (pinned, target/wire-check)
   mcp-blackbox [--bench]
                         drive the MCP gateway with real MCP clients and servers (pinned
                         PyPI and npm installs under target/mcp-blackbox); --bench: measure

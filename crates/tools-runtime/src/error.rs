@@ -22,4 +22,12 @@ pub enum Error {
     /// The registry refused the operation.
     #[error(transparent)]
     Registry(#[from] tools_registry::Error),
+    /// A model response does not have the provider's shape.
+    #[error("the {provider:?} response cannot be read: {message}")]
+    ProviderResponse {
+        /// The provider.
+        provider: crate::Provider,
+        /// What is wrong, where.
+        message: String,
+    },
 }

@@ -5,6 +5,7 @@ mod approval;
 mod batch;
 mod error;
 mod metrics;
+mod provider;
 mod runtime;
 mod span;
 mod timeout;
@@ -13,6 +14,7 @@ pub use approval::BatchApproval;
 pub use batch::{Batch, BatchEvent};
 pub use error::Error;
 pub use metrics::{LATENCY_BUCKETS, Metrics, ToolStats};
+pub use provider::{Declarations, ModelCall, NotStrict, Provider, TurnStep};
 pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};
 pub use timeout::TimeoutPolicy;
 

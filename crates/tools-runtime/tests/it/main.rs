@@ -8,6 +8,7 @@ mod approval;
 mod code_mode;
 mod middleware;
 mod observability;
+mod provider;
 mod scheduler;
 mod support;
 mod timeout;

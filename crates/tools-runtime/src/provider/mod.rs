@@ -1,0 +1,252 @@
+//! Provider adapters: the OpenAI Responses, OpenAI Chat Completions and Anthropic Messages
+//! wires on both sides of a turn.
+//!
+//! - [`Provider::declare`]: the tools as the provider's request declares them, in strict
+//!   mode where a tool's schema has a strict form, and the typed reason ([`NotStrict`])
+//!   where it has none (that tool is declared without `strict`, never with a wrong schema).
+//! - [`Provider::parse`]: a model response's tool calls as [`ToolCall`]s, in the model's
+//!   order, call ids kept. Arguments that are not JSON, or not lossless, become an
+//!   `INVALID_ARGS` result the model reads, quoting a bounded excerpt of the text; arguments
+//!   decoded under a strict schema are mapped back first.
+//! - [`Provider::render`]: the results as the provider's result messages, one per call in
+//!   the model's order, then every call's additional contexts (and, for the wires whose tool
+//!   results cannot carry images, the images) after all the results of the step.
+//! - [`ToolRuntime::run_turn`](crate::ToolRuntime::run_turn) does the three with
+//!   `run_batch` in between.
+//!
+//! The wire types are written here as `serde_json` values, against the providers' API
+//! references, and checked against the official Python SDKs' own types (pydantic models of
+//! `openai` and `anthropic`) by `cargo xtask wire-check`. A Rust SDK crate would bring an
+//! HTTP client and the whole API for the three shapes used here.
+
+mod parse;
+mod render;
+mod strict;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tools_pipeline::{ToolCall, ToolResult};
+use tools_registry::{AgentScope, ToolSchema};
+
+pub use strict::NotStrict;
+
+use crate::ToolRuntime;
+use strict::{Dialect, Strict};
+
+/// A model API whose tool wire the runtime speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI Responses: `function` tools, `function_call` items, `function_call_output`.
+    OpenAiResponses,
+    /// OpenAI Chat Completions: `tools[].function`, `tool_calls`, `role: tool` messages.
+    OpenAiChat,
+    /// Anthropic Messages: `tools[].input_schema`, `tool_use` and `tool_result` blocks.
+    Anthropic,
+}
+
+impl Provider {
+    fn dialect(self) -> Dialect {
+        match self {
+            Provider::OpenAiResponses | Provider::OpenAiChat => Dialect::OpenAi,
+            Provider::Anthropic => Dialect::Anthropic,
+        }
+    }
+
+    /// The tools as this provider's request declares them. With `strict`, each tool whose
+    /// schema has a strict form is declared strict; the others are declared as they are,
+    /// and [`Declarations::refused`] says why.
+    pub fn declare(self, tools: &[ToolSchema], strict: bool) -> Declarations {
+        let mut declared = Vec::with_capacity(tools.len());
+        let mut strict_forms = HashMap::new();
+        let mut refused = Vec::new();
+        for tool in tools {
+            let parameters = tool.parameters.as_value();
+            let form = if strict {
+                match Strict::new(parameters, self.dialect()) {
+                    Ok(form) => Some(form),
+                    Err(reason) => {
+                        refused.push((tool.name.as_str().to_owned(), reason));
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            let schema = form.as_ref().map_or(parameters, |f| &f.schema).clone();
+            let is_strict = form.is_some();
+            declared.push(self.tool_json(tool, schema, strict.then_some(is_strict)));
+            if let Some(form) = form {
+                strict_forms.insert(tool.name.as_str().to_owned(), form);
+            }
+        }
+        Declarations {
+            provider: self,
+            tools: declared,
+            strict: Arc::new(strict_forms),
+            refused,
+        }
+    }
+
+    fn tool_json(self, tool: &ToolSchema, schema: Value, strict: Option<bool>) -> Value {
+        let name = tool.name.as_str();
+        let description = &*tool.description;
+        let mut out = match self {
+            Provider::OpenAiResponses => json!({
+                "type": "function",
+                "name": name,
+                "description": description,
+                "parameters": schema,
+            }),
+            Provider::OpenAiChat => json!({
+                "type": "function",
+                "function": {"name": name, "description": description, "parameters": schema},
+            }),
+            Provider::Anthropic => json!({
+                "name": name,
+                "description": description,
+                "input_schema": schema,
+            }),
+        };
+        if let Some(strict) = strict {
+            let target = match self {
+                Provider::OpenAiChat => &mut out["function"],
+                _ => &mut out,
+            };
+            if let Some(map) = target.as_object_mut() {
+                map.insert("strict".into(), Value::Bool(strict));
+            }
+        }
+        out
+    }
+
+    /// The tool calls of a model response (the whole response, or its `output` list, its
+    /// message, or its `content` list), in the model's order.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::ProviderResponse`] when the response does not have this provider's
+    /// shape (a call without an id or a name, a `content` that is not a list, …).
+    pub fn parse(
+        self,
+        response: &Value,
+        declarations: Option<&Declarations>,
+    ) -> Result<Vec<ModelCall>, crate::Error> {
+        parse::calls(self, response, declarations)
+    }
+
+    /// The result messages of one step: one per call in `calls`' order, then the step's
+    /// contexts. `results[i]` is the result of `calls[i]`.
+    pub fn render(self, calls: &[ModelCall], results: &[ToolResult]) -> Vec<Value> {
+        render::messages(self, calls, results)
+    }
+}
+
+/// A provider's tool declarations, and what strict mode could not cover.
+#[derive(Clone, Debug)]
+pub struct Declarations {
+    provider: Provider,
+    tools: Vec<Value>,
+    strict: Arc<HashMap<String, Strict>>,
+    refused: Vec<(String, NotStrict)>,
+}
+
+impl Declarations {
+    /// The provider.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// The `tools` array of the request.
+    pub fn tools(&self) -> &[Value] {
+        &self.tools
+    }
+
+    /// The tools declared without `strict` although it was asked for, and why.
+    pub fn refused(&self) -> &[(String, NotStrict)] {
+        &self.refused
+    }
+
+    /// Whether `tool` is declared strict.
+    pub fn is_strict(&self, tool: &str) -> bool {
+        self.strict.contains_key(tool)
+    }
+
+    pub(crate) fn strict_form(&self, tool: &str) -> Option<&Strict> {
+        self.strict.get(tool)
+    }
+}
+
+/// One tool call of a model response: its id, its name, and the call to run, or the
+/// result it already has (arguments that are not JSON or not lossless).
+#[derive(Clone, Debug)]
+pub struct ModelCall {
+    /// The provider's call id (`call_id`, `id`), echoed in the result message.
+    pub call_id: String,
+    /// The tool's name as the model wrote it.
+    pub name: String,
+    /// The call, or its `INVALID_ARGS` result.
+    pub call: Result<ToolCall, ToolResult>,
+}
+
+/// One step of a turn: the results in the model's order and the messages to send next.
+#[derive(Clone, Debug)]
+pub struct TurnStep {
+    /// The calls, as parsed.
+    pub calls: Vec<ModelCall>,
+    /// One result per call, in the same order.
+    pub results: Vec<ToolResult>,
+    /// The result messages ([`Provider::render`]).
+    pub messages: Vec<Value>,
+}
+
+impl ToolRuntime {
+    /// Runs one model response's tool calls: parses them ([`Provider::parse`]), runs the
+    /// runnable ones as one batch (`run_batch`, as `agent`, cancelled by `cancel`), and
+    /// renders every result ([`Provider::render`]). A response without tool calls gives an
+    /// empty step.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::ProviderResponse`] when the response does not have the provider's
+    /// shape.
+    pub async fn run_turn(
+        &self,
+        provider: Provider,
+        response: &Value,
+        declarations: Option<&Declarations>,
+        agent: Option<&AgentScope>,
+        cancel: CancellationToken,
+    ) -> Result<TurnStep, crate::Error> {
+        let calls = provider.parse(response, declarations)?;
+        let mut runnable = Vec::new();
+        for call in &calls {
+            if let Ok(call) = &call.call {
+                runnable.push(match agent {
+                    Some(agent) => call.clone().with_agent(agent.clone()),
+                    None => call.clone(),
+                });
+            }
+        }
+        let mut ran = self.run_batch(runnable, cancel).await.into_iter();
+        let mut results = Vec::with_capacity(calls.len());
+        for call in &calls {
+            let result = match &call.call {
+                Ok(_) => ran
+                    .next()
+                    .unwrap_or_else(ToolResult::aborted_before_dispatch),
+                Err(result) => result.clone(),
+            };
+            results.push(result);
+        }
+        let messages = provider.render(&calls, &results);
+        Ok(TurnStep {
+            calls,
+            results,
+            messages,
+        })
+    }
+}

@@ -1,0 +1,159 @@
+//! A model response's tool calls, per wire.
+
+use serde_json::Value;
+use tools_json::{ErrorCode, JsonValue};
+use tools_pipeline::{ToolCall, ToolResult};
+
+use super::{Declarations, ModelCall, Provider};
+use crate::Error;
+
+/// How much of arguments that cannot be read is quoted back to the model.
+const EXCERPT: usize = 200;
+
+pub(super) fn calls(
+    provider: Provider,
+    response: &Value,
+    declarations: Option<&Declarations>,
+) -> Result<Vec<ModelCall>, Error> {
+    let bad = |message: String| Error::ProviderResponse { provider, message };
+    let mut out = Vec::new();
+    match provider {
+        Provider::OpenAiResponses => {
+            let items = response
+                .get("output")
+                .unwrap_or(response)
+                .as_array()
+                .ok_or_else(|| bad("expected `output`, a list of items".into()))?;
+            for (i, item) in items.iter().enumerate() {
+                if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                    continue;
+                }
+                let call_id = text(item, "call_id")
+                    .ok_or_else(|| bad(format!("output[{i}] has no `call_id`")))?;
+                let name =
+                    text(item, "name").ok_or_else(|| bad(format!("output[{i}] has no `name`")))?;
+                let arguments = item.get("arguments").unwrap_or(&Value::Null);
+                out.push(from_text(call_id, name, arguments, declarations));
+            }
+        }
+        Provider::OpenAiChat => {
+            let message = response.pointer("/choices/0/message").unwrap_or(response);
+            let calls = match message.get("tool_calls") {
+                None | Some(Value::Null) => return Ok(out),
+                Some(Value::Array(calls)) => calls,
+                Some(_) => return Err(bad("`tool_calls` is not a list".into())),
+            };
+            for (i, call) in calls.iter().enumerate() {
+                let call_id =
+                    text(call, "id").ok_or_else(|| bad(format!("tool_calls[{i}] has no `id`")))?;
+                let function = call.get("function").unwrap_or(&Value::Null);
+                let name = text(function, "name")
+                    .ok_or_else(|| bad(format!("tool_calls[{i}] has no `function.name`")))?;
+                let arguments = function.get("arguments").unwrap_or(&Value::Null);
+                out.push(from_text(call_id, name, arguments, declarations));
+            }
+        }
+        Provider::Anthropic => {
+            let blocks = response
+                .get("content")
+                .unwrap_or(response)
+                .as_array()
+                .ok_or_else(|| bad("expected `content`, a list of blocks".into()))?;
+            for (i, block) in blocks.iter().enumerate() {
+                if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+                    continue;
+                }
+                let call_id =
+                    text(block, "id").ok_or_else(|| bad(format!("content[{i}] has no `id`")))?;
+                let name = text(block, "name")
+                    .ok_or_else(|| bad(format!("content[{i}] has no `name`")))?;
+                let input = block.get("input").cloned().unwrap_or(Value::Null);
+                out.push(from_value(call_id, name, input, declarations));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A call whose arguments are JSON text (OpenAI).
+fn from_text(
+    call_id: String,
+    name: String,
+    arguments: &Value,
+    declarations: Option<&Declarations>,
+) -> ModelCall {
+    let parsed = match arguments {
+        // An empty string is how some models send "no arguments".
+        Value::String(text) if text.trim().is_empty() => Ok(Value::Object(serde_json::Map::new())),
+        Value::String(text) => JsonValue::parse(text)
+            .map(|v| v.as_value().clone())
+            .map_err(|e| invalid(&name, &format!("{e}"), text)),
+        // Some gateways send the object itself.
+        Value::Object(_) => Ok(arguments.clone()),
+        other => Err(invalid(
+            &name,
+            "arguments must be a JSON object",
+            &other.to_string(),
+        )),
+    };
+    finish(call_id, name, parsed, declarations)
+}
+
+/// A call whose arguments are a JSON value already (Anthropic).
+fn from_value(
+    call_id: String,
+    name: String,
+    input: Value,
+    declarations: Option<&Declarations>,
+) -> ModelCall {
+    let checked = JsonValue::new(input.clone())
+        .map(|v| v.as_value().clone())
+        .map_err(|e| invalid(&name, &format!("{e}"), &input.to_string()));
+    finish(call_id, name, checked, declarations)
+}
+
+fn finish(
+    call_id: String,
+    name: String,
+    arguments: Result<Value, ToolResult>,
+    declarations: Option<&Declarations>,
+) -> ModelCall {
+    let call = arguments.and_then(|mut args| {
+        if let Some(strict) = declarations.and_then(|d| d.strict_form(&name)) {
+            strict.restore(&mut args);
+        }
+        ToolCall::new(call_id.as_str(), &name, args).map_err(|_| {
+            ToolResult::coded(ErrorCode::UnknownTool, "the tool call has an empty name")
+        })
+    });
+    ModelCall {
+        call_id,
+        name,
+        call,
+    }
+}
+
+/// The `INVALID_ARGS` result of arguments that cannot be read: why, and the start of the
+/// text (at most [`EXCERPT`] characters, cut on a character boundary).
+fn invalid(tool: &str, why: &str, text: &str) -> ToolResult {
+    let cut = text
+        .char_indices()
+        .nth(EXCERPT)
+        .map_or(text.len(), |(i, _)| i);
+    let more = if cut < text.len() {
+        format!("… ({} more bytes)", text.len() - cut)
+    } else {
+        String::new()
+    };
+    ToolResult::coded(
+        ErrorCode::InvalidArgs,
+        format!(
+            "invalid arguments for tool {tool:?}: {why}; received: {}{more}",
+            &text[..cut]
+        ),
+    )
+}
