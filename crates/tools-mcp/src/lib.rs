@@ -12,5 +12,5 @@ pub use client::{
     check_server_name, exposed_name, split_exposed_name,
 };
 pub use error::{Error, ErrorKind, UpstreamCode};
-pub use server::{APPROVE_FIELD, HttpOptions, McpServer, McpSession};
+pub use server::{APPROVE_FIELD, HttpOptions, McpServer, McpSession, SESSION_FIELD};
 pub use wire::{CODE_META_KEY, UNENFORCED_META_KEY, WRAPPED_MARKER, WRAPPED_RESULT_KEY};

@@ -15,7 +15,9 @@ mod stage;
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 
-pub use approval::{Approval, ApprovalOutcome, ApprovalRequest};
+pub use approval::{
+    Approval, ApprovalOutcome, ApprovalRequest, ApprovalStore, MemoryApprovalStore,
+};
 pub use call::{Execution, ToolCall};
 pub use error::Error;
 pub use hook::chain::{Hook, HookFuture, Next, NextFuture, Request};

@@ -73,9 +73,21 @@ pub struct Pipeline {
 impl Pipeline {
     /// A pipeline over `registry`, with no hooks and no approval service.
     pub fn new(registry: Registry) -> Pipeline {
-        Pipeline {
-            shared: Arc::new(Shared::new(registry)),
-        }
+        let shared = Arc::new(Shared::new(registry));
+        // Session approvals die with their scope.
+        let weak = Arc::downgrade(&shared);
+        let listener = shared.registry.on_change(move |change| {
+            if let tools_registry::Change::ScopeDisposed { scope } = change
+                && let Some(shared) = weak.upgrade()
+            {
+                shared.approval_store().forget_scope(*scope);
+            }
+        });
+        *shared
+            .scope_listener
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(listener);
+        Pipeline { shared }
     }
 
     /// The registry.
@@ -95,6 +107,21 @@ impl Pipeline {
     /// Installs (or removes) the service that answers `ask` decisions.
     pub fn set_approval(&self, approval: Option<Arc<dyn Approval>>) {
         self.shared.set_approval(approval);
+    }
+
+    /// Whether an earlier answer "for the session" or "always" covers `request` (a batch
+    /// scheduler leaves such calls out of its one question; their start then finds the
+    /// answer by itself).
+    pub fn remembers(&self, request: &crate::ApprovalRequest) -> bool {
+        self.shared
+            .approval_store()
+            .is_approved(&request.agent, &request.key)
+    }
+
+    /// Replaces where approvals for the session and for always are remembered (default: a
+    /// [`crate::MemoryApprovalStore`]).
+    pub fn set_approval_store(&self, store: Arc<dyn crate::ApprovalStore>) {
+        self.shared.set_approval_store(store);
     }
 
     /// Adds a pre-execute hook (the waterfall's default decision: allow); see

@@ -3,10 +3,10 @@
 
 use std::sync::{Arc, PoisonError, RwLock};
 
-use tools_registry::Registry;
+use tools_registry::{Registration, Registry};
 
-use crate::Approval;
 use crate::hook::set::Hooks;
+use crate::{Approval, ApprovalStore, MemoryApprovalStore};
 
 /// A stage a call entered, as reported to the test probe.
 #[cfg(feature = "test-util")]
@@ -25,6 +25,9 @@ pub(crate) struct Shared {
     pub(crate) registry: Registry,
     pub(crate) hooks: Arc<Hooks>,
     approval: RwLock<Option<Arc<dyn Approval>>>,
+    approval_store: RwLock<Arc<dyn ApprovalStore>>,
+    /// The registry listener that makes the store forget disposed scopes.
+    pub(crate) scope_listener: std::sync::Mutex<Option<Registration>>,
     #[cfg(feature = "test-util")]
     probe: RwLock<Option<ProbeFn>>,
     /// Set once a probe is installed: calls without one skip the lock.
@@ -38,6 +41,8 @@ impl Shared {
             registry,
             hooks: Hooks::new(),
             approval: RwLock::new(None),
+            approval_store: RwLock::new(Arc::new(MemoryApprovalStore::new())),
+            scope_listener: std::sync::Mutex::new(None),
             #[cfg(feature = "test-util")]
             probe: RwLock::new(None),
             #[cfg(feature = "test-util")]
@@ -57,6 +62,22 @@ impl Shared {
             .approval
             .write()
             .unwrap_or_else(PoisonError::into_inner) = approval;
+    }
+
+    pub(crate) fn approval_store(&self) -> Arc<dyn ApprovalStore> {
+        Arc::clone(
+            &self
+                .approval_store
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    pub(crate) fn set_approval_store(&self, store: Arc<dyn ApprovalStore>) {
+        *self
+            .approval_store
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = store;
     }
 
     #[cfg(feature = "test-util")]

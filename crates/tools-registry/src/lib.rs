@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod canonical;
 mod context;
 mod definition;
 mod error;
@@ -9,6 +10,7 @@ mod guard;
 mod hints;
 mod mode;
 mod name;
+mod output;
 mod projection;
 mod registry;
 mod scope;
@@ -19,14 +21,15 @@ pub use context::{
     CallInfo, ExecutionToken, Progress, ProgressSink, RunContext, RunHooks, ToolContext,
 };
 pub use definition::{
-    BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MAX_TIMEOUT, MetaFn, Output,
-    OutputDecl, RenderFn, ResultView, ToolBody, ToolDefinition, text_of,
+    ApprovalKeyFn, BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MAX_TIMEOUT,
+    ResultView, ToolBody, ToolDefinition,
 };
 pub use error::Error;
 pub use guard::Guard;
 pub use hints::ToolHints;
 pub use mode::{PresentationMode, ToolFilter};
 pub use name::{RUN_CODE, ToolName};
+pub use output::{MetaFn, Output, OutputDecl, RenderFn, text_of};
 pub use projection::ToolSchema;
 pub use registry::{Change, ExecutionMode, Registration, Registry, RegistryBuilder, View};
 pub use scope::AgentScope;

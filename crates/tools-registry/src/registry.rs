@@ -370,8 +370,10 @@ impl AgentScope {
     /// Removes everything attached to this scope (its registrations, restrictions, guards
     /// and mode). Idempotent. The handle stays usable.
     pub fn dispose(&self) {
-        if let Some(shared) = self.shared() {
-            shared.drop_layer(self.key());
+        if let Some(shared) = self.shared()
+            && shared.drop_layer(self.key())
+        {
+            self.inner.announced.store(true, Ordering::SeqCst);
         }
     }
 }
@@ -565,8 +567,9 @@ impl Shared {
         }
     }
 
-    /// Removes a scope's layer and its cached view.
-    pub(crate) fn drop_layer(&self, key: u64) {
+    /// Removes a scope's layer and its cached view; whether that was announced (a layer
+    /// that held something).
+    pub(crate) fn drop_layer(&self, key: u64) -> bool {
         let removed = write(&self.state).layers.remove(&key);
         write(&self.views).remove(&key);
         if let Some(layer) = removed {
@@ -583,7 +586,15 @@ impl Shared {
             } else {
                 self.invalidate();
             }
+            return announced;
         }
+        false
+    }
+
+    /// Announces the end of a scope whose disposal was not announced yet (one that never
+    /// held anything): what is keyed by scope elsewhere (session approvals) is forgotten.
+    pub(crate) fn scope_ended(&self, key: u64) {
+        self.changed(&[Change::ScopeDisposed { scope: key }]);
     }
 
     /// Makes every cached view stale.

@@ -1,7 +1,7 @@
 //! Agent scopes: an identity with a parent chain, owning one layer of the registry.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use crate::registry::Shared;
@@ -22,6 +22,8 @@ pub(crate) struct ScopeInner {
     pub(crate) key: u64,
     pub(crate) parent: Option<AgentScope>,
     pub(crate) registry: Weak<Shared>,
+    /// Whether its disposal was announced already (by `AgentScope::dispose`).
+    pub(crate) announced: AtomicBool,
 }
 
 impl AgentScope {
@@ -32,6 +34,7 @@ impl AgentScope {
                 key: NEXT.fetch_add(1, Ordering::Relaxed),
                 parent,
                 registry,
+                announced: AtomicBool::new(false),
             }),
         }
     }
@@ -76,8 +79,11 @@ impl AgentScope {
 
 impl Drop for ScopeInner {
     fn drop(&mut self) {
-        if let Some(shared) = self.registry.upgrade() {
-            shared.drop_layer(self.key);
+        if let Some(shared) = self.registry.upgrade()
+            && !shared.drop_layer(self.key)
+            && !self.announced.load(Ordering::SeqCst)
+        {
+            shared.scope_ended(self.key);
         }
     }
 }

@@ -13,13 +13,14 @@ use tools_json::{ErrorCode, JsonValue};
 use tools_presentation::{ContentBlock, Typed, TypedPresenter};
 use tools_schema::{ArgsSchema, OutputSchema, ToolArgs, ToolSchema, Validated};
 
-use crate::definition::{OutputDecl, RenderFn, text_of};
+use crate::output::{OutputDecl, RenderFn, text_of};
 use crate::{CallInfo, Error, ResultView, RunContext, ToolBody, ToolDefinition, ToolError};
 
 type TypedRender<A, O> =
     Arc<dyn Fn(&A, &Validated<O>) -> Result<Vec<ContentBlock>, ToolError> + Send + Sync>;
 type TypedMeta<A, O> = Arc<dyn Fn(&A, &Validated<O>) -> Result<Value, ToolError> + Send + Sync>;
 type TypedClassifier<A> = Arc<dyn Fn(&A) -> bool + Send + Sync>;
+type TypedKey<A> = Arc<dyn Fn(&A) -> String + Send + Sync>;
 /// The typed body, kept generic until `build` knows the compiled argument schema: it then
 /// becomes one [`ToolBody`] whose future is the user's future wrapped in place, so a call
 /// boxes one future, not two.
@@ -93,6 +94,7 @@ where
         presenter: None,
         finalize: None,
         hints: crate::ToolHints::default(),
+        approval_key: None,
         _types: PhantomData,
     }
 }
@@ -110,6 +112,7 @@ pub struct TypedToolBuilder<A, O> {
     presenter: Option<Arc<dyn tools_presentation::Presenter>>,
     finalize: Option<crate::definition::FinalizeFn>,
     hints: crate::ToolHints,
+    approval_key: Option<TypedKey<A>>,
     _types: PhantomData<fn(A) -> O>,
 }
 
@@ -172,6 +175,14 @@ where
     /// The concurrency classifier over typed arguments (invalid arguments: exclusive).
     pub fn concurrency(mut self, classify: impl Fn(&A) -> bool + Send + Sync + 'static) -> Self {
         self.concurrency = Some(Arc::new(classify));
+        self
+    }
+
+    /// What an approval for the session or for always covers, from the typed arguments
+    /// (e.g. `|a: &WriteArgs| a.path.clone()`); arguments that do not parse get the default
+    /// key (the canonical arguments).
+    pub fn approval_key(mut self, key: impl Fn(&A) -> String + Send + Sync + 'static) -> Self {
+        self.approval_key = Some(Arc::new(key));
         self
     }
 
@@ -269,6 +280,13 @@ where
         }
         if let Some(presenter) = self.presenter {
             builder = builder.presenter(SharedPresenter(presenter));
+        }
+        if let Some(key) = self.approval_key {
+            let args = Arc::clone(&args);
+            builder = builder.approval_key(move |raw: &JsonValue| match args.parse(raw) {
+                Ok(typed) => key(&typed),
+                Err(_) => crate::canonical::json(raw.as_value()),
+            });
         }
         if let Some(finalize) = self.finalize {
             builder = builder.finalize_content(move |call, result| finalize(call, result));

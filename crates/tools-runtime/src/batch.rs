@@ -347,7 +347,9 @@ async fn ask_once(
             continue;
         };
         let decided = pipeline.decide(call.clone()).await;
-        if let Some(request) = decided.approval_request() {
+        if let Some(request) = decided.approval_request()
+            && !pipeline.remembers(&request)
+        {
             asking.push((index, request));
         }
         slot.decided = Some(decided);

@@ -47,10 +47,10 @@ pub use tools_json::{ErrorCode, JsonValue};
 pub use tools_presentation::ContentBlock;
 // Calls, results, hooks, decisions, approval.
 pub use tools_pipeline::{
-    Approval, ApprovalOutcome, ApprovalRequest, DispatchNext, DispatchRequest, Execution, FromFn,
-    FromFnWithState, Hook, HookFuture, HookOptions, Hooked, LayerHook, Next, Outcome, Pipeline,
-    PostDecision, PostNext, PostRequest, PreDecision, PreNext, PreRequest, Replacement, ToolCall,
-    ToolResult, from_fn, from_fn_with_state, layer,
+    Approval, ApprovalOutcome, ApprovalRequest, ApprovalStore, DispatchNext, DispatchRequest,
+    Execution, FromFn, FromFnWithState, Hook, HookFuture, HookOptions, Hooked, LayerHook,
+    MemoryApprovalStore, Next, Outcome, Pipeline, PostDecision, PostNext, PostRequest, PreDecision,
+    PreNext, PreRequest, Replacement, ToolCall, ToolResult, from_fn, from_fn_with_state, layer,
 };
 // Cancellation, as every call and batch takes it.
 pub use tokio_util::sync::CancellationToken;

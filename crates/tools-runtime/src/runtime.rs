@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tools_pipeline::{
-    Approval, DispatchRequest, Hook, HookOptions, Hooked, Pipeline, PostRequest, PreRequest,
-    ToolCall, ToolResult,
+    Approval, ApprovalStore, DispatchRequest, Hook, HookOptions, Hooked, Pipeline, PostRequest,
+    PreRequest, ToolCall, ToolResult,
 };
 use tools_registry::{
     AgentScope, ExecutionMode, Guard, PresentationMode, Registration, Registry, ToolDefinition,
@@ -29,6 +29,7 @@ pub struct RuntimeConfig {
     pub(crate) max_parallel_sub_calls: NonZeroUsize,
     pub(crate) timeout_policy: bool,
     pub(crate) approval: Option<Arc<dyn Approval>>,
+    pub(crate) approval_store: Option<Arc<dyn ApprovalStore>>,
     pub(crate) batch_approval: Option<Arc<dyn BatchApproval>>,
     pub(crate) code_runtime: Option<Arc<dyn CodeRuntime>>,
     pub(crate) dispatch_sink: Option<Arc<dyn DispatchSink>>,
@@ -42,6 +43,7 @@ impl Default for RuntimeConfig {
             max_parallel_sub_calls: NonZeroUsize::new(10).unwrap_or(NonZeroUsize::MIN),
             timeout_policy: true,
             approval: None,
+            approval_store: None,
             batch_approval: None,
             code_runtime: None,
             dispatch_sink: None,
@@ -97,6 +99,7 @@ impl fmt::Debug for RuntimeConfig {
             .field("max_parallel_sub_calls", &self.max_parallel_sub_calls)
             .field("timeout_policy", &self.timeout_policy)
             .field("approval", &self.approval.is_some())
+            .field("approval_store", &self.approval_store.is_some())
             .field("batch_approval", &self.batch_approval.is_some())
             .field(
                 "code_runtime",
@@ -159,6 +162,13 @@ impl RuntimeBuilder {
     /// The service that answers `ask` decisions.
     pub fn approval(mut self, approval: impl Approval) -> Self {
         self.config.approval = Some(Arc::new(approval));
+        self
+    }
+
+    /// Where approvals "for the session" and "always" are remembered (default: a
+    /// [`tools_pipeline::MemoryApprovalStore`]; a host persists "always" with its own).
+    pub fn approval_store(mut self, store: Arc<dyn ApprovalStore>) -> Self {
+        self.config.approval_store = Some(store);
         self
     }
 
@@ -267,6 +277,9 @@ impl ToolRuntime {
     fn assemble(registry: Registry, config: RuntimeConfig) -> ToolRuntime {
         let pipeline = Pipeline::new(registry.clone());
         pipeline.set_approval(config.approval.clone());
+        if let Some(store) = &config.approval_store {
+            pipeline.set_approval_store(Arc::clone(store));
+        }
         // While no registered tool declares a timeout the policy is a pass-through, and the
         // pipeline leaves it out of the stack: it costs one atomic load per call.
         let timeout = config.timeout_policy.then(|| {

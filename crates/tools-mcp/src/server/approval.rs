@@ -10,6 +10,9 @@ use tools_runtime::{Approval, ApprovalOutcome, ApprovalRequest, ToolError};
 
 /// The property of the approval form the client sets to `true` to allow the call.
 pub const APPROVE_FIELD: &str = "approve";
+/// The optional property of the approval form that, set to `true` with `approve`, allows
+/// the same call for the rest of the session without asking again.
+pub const SESSION_FIELD: &str = "session";
 
 /// Whether the client declared form elicitation.
 pub(super) fn client_can_answer(peer: &rmcp::Peer<RoleServer>) -> bool {
@@ -18,7 +21,8 @@ pub(super) fn client_can_answer(peer: &rmcp::Peer<RoleServer>) -> bool {
 }
 
 /// An approval service that asks the client: accepted with `approve: true` allows the call
-/// once; accepted with `approve: false` or declined rejects it; cancelled cancels it; a
+/// once (with `session: true` too, for the rest of the session: the runtime's approval
+/// store remembers it for the served scope); accepted with `approve: false` or declined rejects it; cancelled cancels it; a
 /// failed request is an error (all three refusals are `APPROVAL_DENIED`).
 pub(super) fn by_elicitation(peer: rmcp::Peer<RoleServer>) -> Arc<dyn Approval> {
     Arc::new(move |request: ApprovalRequest| {
@@ -46,6 +50,12 @@ async fn ask(
                     "type": "boolean",
                     "title": "Allow this call",
                     "description": format!("Allow {} to run", request.tool.as_str())
+                },
+                SESSION_FIELD: {
+                    "type": "boolean",
+                    "title": "Also allow it again this session",
+                    "description": "Do not ask again for the same call in this session",
+                    "default": false
                 }
             },
             "required": [APPROVE_FIELD]
@@ -59,16 +69,18 @@ async fn ask(
     let answer = answer.map_err(|e| ToolError::new(format!("the client did not answer: {e}")))?;
     Ok(match answer.action {
         ElicitationAction::Accept => {
-            let approved = answer
-                .content
-                .as_ref()
-                .and_then(|content| content.get(APPROVE_FIELD))
-                .and_then(Value::as_bool)
-                == Some(true);
-            if approved {
-                ApprovalOutcome::AllowedOnce
-            } else {
-                ApprovalOutcome::Rejected
+            let field = |name: &str| {
+                answer
+                    .content
+                    .as_ref()
+                    .and_then(|content| content.get(name))
+                    .and_then(Value::as_bool)
+                    == Some(true)
+            };
+            match (field(APPROVE_FIELD), field(SESSION_FIELD)) {
+                (true, true) => ApprovalOutcome::AllowedForSession,
+                (true, false) => ApprovalOutcome::AllowedOnce,
+                (false, _) => ApprovalOutcome::Rejected,
             }
         }
         ElicitationAction::Cancel => ApprovalOutcome::Cancelled,

@@ -16,7 +16,7 @@ mod approval;
 mod progress;
 mod transport;
 
-pub use approval::APPROVE_FIELD;
+pub use approval::{APPROVE_FIELD, SESSION_FIELD};
 pub use transport::HttpOptions;
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -173,12 +173,12 @@ impl McpSession {
         }
         let changed = Arc::new(tokio::sync::Notify::new());
         let signal = Arc::clone(&changed);
-        *listener = Some(
-            self.front
-                .runtime
-                .registry()
-                .on_change(move |_| signal.notify_one()),
-        );
+        let chain = self.front.agent.chain();
+        *listener = Some(self.front.runtime.registry().on_change(move |change| {
+            if concerns(change, &chain) {
+                signal.notify_one();
+            }
+        }));
         let stop = self.watch.stop.clone();
         tokio::spawn(async move {
             loop {
@@ -254,6 +254,22 @@ impl McpSession {
             &result, structured,
         )))
     }
+}
+
+/// Whether a registry change can change the view of the scope whose chain is `chain`: a
+/// change of the global layer or of a scope of the chain (other agents' scopes cannot).
+fn concerns(change: &tools_runtime::crates::registry::Change, chain: &[u64]) -> bool {
+    use tools_runtime::crates::registry::Change;
+    let scope = match change {
+        Change::ToolRegistered { scope, .. } | Change::ToolRemoved { scope, .. } => *scope,
+        Change::RestrictionAdded { scope }
+        | Change::RestrictionLifted { scope }
+        | Change::ModeDeclared { scope, .. }
+        | Change::ModeCleared { scope }
+        | Change::ScopeDisposed { scope } => Some(*scope),
+        _ => None,
+    };
+    scope.is_none_or(|scope| chain.contains(&scope))
 }
 
 impl ServerHandler for McpSession {

@@ -349,3 +349,31 @@ async fn a_read_only_tool_written_once_is_listed_read_only() {
         "The current weather, as a fixed sample."
     );
 }
+
+#[tokio::test]
+async fn an_elicited_session_approval_is_not_asked_again_in_the_served_scope() {
+    let (runtime, server) = served();
+    ask_for_add(&runtime);
+    let yes = TestClient::answering(
+        ElicitationAction::Accept,
+        Some(json!({"approve": true, "session": true})),
+    );
+    let asked = yes.seen.clone();
+    let c = connect(&server, yes).await;
+    for _ in 0..3 {
+        let result = guarded(c.client.call_tool(
+            CallToolRequestParams::new("add").with_arguments(args(json!({"a": 1, "b": 2}))),
+        ))
+        .await
+        .unwrap();
+        assert_eq!(result.structured_content, Some(json!({"result": 3})));
+    }
+    assert_eq!(asked.elicitations.lock().unwrap().len(), 1);
+    // Other arguments are another key: asked again.
+    guarded(c.client.call_tool(
+        CallToolRequestParams::new("add").with_arguments(args(json!({"a": 2, "b": 2}))),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(asked.elicitations.lock().unwrap().len(), 2);
+}

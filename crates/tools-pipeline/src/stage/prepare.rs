@@ -60,13 +60,14 @@ impl Decided {
     pub fn approval_request(&self) -> Option<ApprovalRequest> {
         let DecidedInner::Open {
             exec,
+            view,
             decision: PreDecision::Ask(reason),
             ..
         } = &self.0
         else {
             return None;
         };
-        approval_request(exec, reason.clone())
+        approval_request(exec, view, reason.clone())
     }
 }
 
@@ -249,18 +250,20 @@ pub(crate) async fn resume(
         PreDecision::Ask(reason) => {
             let outcome = match answer {
                 Some(outcome) => outcome,
-                None => match ask(shared, &exec, reason.clone()).await {
+                None if remembered(shared, &exec, &view) => ApprovalOutcome::AllowedOnce,
+                None => match ask(shared, &exec, &view, reason.clone()).await {
                     Ok(outcome) => outcome,
                     Err(refusal) => {
                         return settle(ToolResult::failure(refusal), stacks, true);
                     }
                 },
             };
+            remember(shared, &exec, &view, outcome);
             if outcome == ApprovalOutcome::Cancelled && exec.is_cancelled() {
                 return settle(ToolResult::aborted_before_dispatch(), stacks, true);
             }
             match outcome {
-                ApprovalOutcome::AllowedOnce => match run_guards(&view, &exec) {
+                allowed if allowed.is_allowed() => match run_guards(&view, &exec) {
                     Ok(None) => None,
                     Ok(Some(reason)) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
                     Err(err) => return settle(ToolResult::failure(err), stacks, false),
@@ -278,15 +281,50 @@ pub(crate) async fn resume(
     Prepared::Dispatch(Ready { exec, stacks })
 }
 
-fn approval_request(exec: &Execution, reason: Option<String>) -> Option<ApprovalRequest> {
+fn approval_request(
+    exec: &Execution,
+    view: &View,
+    reason: Option<String>,
+) -> Option<ApprovalRequest> {
     Some(ApprovalRequest {
         agent: exec.agent()?.clone(),
         tool: exec.name().clone(),
         call_id: Arc::clone(&exec.info.call_id),
         reason,
+        key: approval_key(exec, view).into(),
         // A call without a token still gives the service one (never cancelled).
         cancel: exec.caller.clone().unwrap_or_default(),
     })
+}
+
+/// The key `exec`'s approval is remembered under.
+fn approval_key(exec: &Execution, view: &View) -> String {
+    match view.get(exec.name().as_str()) {
+        Some(def) => def.approval_key(&exec.info.arguments),
+        None => exec.name().as_str().to_owned(),
+    }
+}
+
+/// Whether an earlier answer "for the session" or "always" covers this call.
+fn remembered(shared: &Shared, exec: &Execution, view: &View) -> bool {
+    exec.agent().is_some_and(|agent| {
+        shared
+            .approval_store()
+            .is_approved(agent, &approval_key(exec, view))
+    })
+}
+
+/// Remembers an answer that is to be remembered.
+fn remember(shared: &Shared, exec: &Execution, view: &View, outcome: ApprovalOutcome) {
+    if matches!(
+        outcome,
+        ApprovalOutcome::AllowedForSession | ApprovalOutcome::AllowedAlways
+    ) && let Some(agent) = exec.agent()
+    {
+        shared
+            .approval_store()
+            .remember(agent, &approval_key(exec, view), outcome);
+    }
 }
 
 /// Asks the installed approval service. `Err` is the `APPROVAL_DENIED` failure when nobody
@@ -294,6 +332,7 @@ fn approval_request(exec: &Execution, reason: Option<String>) -> Option<Approval
 async fn ask(
     shared: &Shared,
     exec: &Arc<Execution>,
+    view: &View,
     reason: Option<String>,
 ) -> Result<ApprovalOutcome, ToolError> {
     let name = exec.name().as_str();
@@ -303,7 +342,7 @@ async fn ask(
             format!("tool {name:?} requires approval (no approval service is installed)")
         })));
     };
-    let Some(request) = approval_request(exec, reason) else {
+    let Some(request) = approval_request(exec, view, reason) else {
         return Err(denied(format!(
             "tool {name:?} requires approval, but the call has no agent to route it through"
         )));
@@ -324,9 +363,10 @@ async fn ask(
 /// The `APPROVAL_DENIED` failure of a refused, cancelled or unanswerable approval.
 fn approval_refusal(name: &str, outcome: ApprovalOutcome) -> ToolError {
     let message = match outcome {
-        ApprovalOutcome::AllowedOnce | ApprovalOutcome::Rejected => {
-            format!("the user rejected tool {name:?}")
-        }
+        ApprovalOutcome::AllowedOnce
+        | ApprovalOutcome::AllowedForSession
+        | ApprovalOutcome::AllowedAlways
+        | ApprovalOutcome::Rejected => format!("the user rejected tool {name:?}"),
         ApprovalOutcome::Cancelled => format!("approval for tool {name:?} was cancelled"),
         ApprovalOutcome::Unavailable => {
             format!("tool {name:?} requires approval, but no approval channel is available")

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod approval;
+mod approval_memory;
 mod code_mode;
 mod middleware;
 mod observability;
