@@ -3,6 +3,7 @@
 
 mod approval;
 mod batch;
+mod budget;
 mod error;
 mod metrics;
 mod provider;
@@ -12,6 +13,7 @@ mod timeout;
 
 pub use approval::BatchApproval;
 pub use batch::{Batch, BatchEvent};
+pub use budget::{MemoryResultStore, OutputBudget, READ_RESULT, ResultStore, StoredResult};
 pub use error::Error;
 pub use metrics::{LATENCY_BUCKETS, Metrics, ToolStats};
 pub use provider::{Declarations, ModelCall, NotStrict, Provider, TurnStep};

@@ -18,6 +18,7 @@ use tracing::Instrument;
 use tools_codemode::{CodeModeConfig, CodeRuntime, DispatchSink};
 
 use crate::approval::BatchApproval;
+use crate::budget::{MemoryResultStore, OutputBudget, ResultStore};
 use crate::span::{call_span, record_outcome};
 use crate::{Error, TimeoutPolicy};
 
@@ -33,6 +34,8 @@ pub struct RuntimeConfig {
     pub(crate) batch_approval: Option<Arc<dyn BatchApproval>>,
     pub(crate) code_runtime: Option<Arc<dyn CodeRuntime>>,
     pub(crate) dispatch_sink: Option<Arc<dyn DispatchSink>>,
+    pub(crate) output_budget: Option<OutputBudget>,
+    pub(crate) result_store: Option<Arc<dyn ResultStore>>,
 }
 
 impl Default for RuntimeConfig {
@@ -47,6 +50,8 @@ impl Default for RuntimeConfig {
             batch_approval: None,
             code_runtime: None,
             dispatch_sink: None,
+            output_budget: None,
+            result_store: None,
         }
     }
 }
@@ -106,6 +111,7 @@ impl fmt::Debug for RuntimeConfig {
                 &self.code_runtime.as_ref().map(|r| r.language().as_str()),
             )
             .field("dispatch_sink", &self.dispatch_sink.is_some())
+            .field("output_budget", &self.output_budget)
             .finish()
     }
 }
@@ -162,6 +168,20 @@ impl RuntimeBuilder {
     /// The service that answers `ask` decisions.
     pub fn approval(mut self, approval: impl Approval) -> Self {
         self.config.approval = Some(Arc::new(approval));
+        self
+    }
+
+    /// Cuts what the model reads of a large output to `budget` (head, tail and a header);
+    /// the full result stays in the result store and the built-in `read_result` tool
+    /// (registered globally) reads it page by page. Off by default.
+    pub fn output_budget(mut self, budget: OutputBudget) -> Self {
+        self.config.output_budget = Some(budget);
+        self
+    }
+
+    /// Where cut results are kept (default: a [`MemoryResultStore`] of 64 MiB).
+    pub fn result_store(mut self, store: Arc<dyn ResultStore>) -> Self {
+        self.config.result_store = Some(store);
         self
     }
 
@@ -249,6 +269,7 @@ pub(crate) struct Inner {
     pub(crate) registry: Registry,
     pub(crate) pipeline: Pipeline,
     pub(crate) config: RuntimeConfig,
+    pub(crate) result_store: Arc<dyn ResultStore>,
     _timeout: Option<Hooked>,
 }
 
@@ -271,7 +292,25 @@ impl ToolRuntime {
         let registry = Registry::builder().default_mode(config.mode).build();
         let runtime = ToolRuntime::assemble(registry, config);
         tools_codemode::install(&runtime.inner.pipeline, &runtime.inner.config.code_mode())?;
+        if let Some(budget) = &runtime.inner.config.output_budget {
+            let store = runtime.result_store();
+            let page = budget.of(crate::budget::READ_RESULT);
+            runtime
+                .register(crate::budget::read_result(Arc::clone(&store), page)?)?
+                .keep();
+            runtime
+                .inner
+                .pipeline
+                .on_post_execute(crate::budget::hook(budget.clone(), store))
+                .keep();
+        }
         Ok(runtime)
+    }
+
+    /// The store that keeps the full results the output budget cut (a
+    /// [`MemoryResultStore`] unless the builder was given one).
+    pub fn result_store(&self) -> Arc<dyn ResultStore> {
+        Arc::clone(&self.inner.result_store)
     }
 
     fn assemble(registry: Registry, config: RuntimeConfig) -> ToolRuntime {
@@ -293,6 +332,10 @@ impl ToolRuntime {
             inner: Arc::new(Inner {
                 registry,
                 pipeline,
+                result_store: config
+                    .result_store
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(MemoryResultStore::default())),
                 config,
                 _timeout: timeout,
             }),

@@ -6,6 +6,7 @@
 
 mod approval;
 mod approval_memory;
+mod budget;
 mod code_mode;
 mod middleware;
 mod observability;
