@@ -419,6 +419,11 @@ async fn open(
                     .map_err(|e| failed(e.to_string()))
             }
             ServerSpec::Url { url } => {
+                #[cfg(feature = "tls")]
+                {
+                    // ring as the process's rustls provider unless the host chose one.
+                    let _ = rustls::crypto::ring::default_provider().install_default();
+                }
                 let transport =
                     rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
                 let transport = IntoTransport::<RoleClient, _, _>::into_transport(transport);

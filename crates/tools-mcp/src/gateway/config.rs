@@ -53,6 +53,7 @@ struct RawConfig {
     #[serde(default)]
     language: Language,
     concurrency: Option<Spanned<i64>>,
+    output_budget: Option<Spanned<i64>>,
     #[serde(default)]
     servers: BTreeMap<Spanned<String>, Spanned<RawServer>>,
     #[serde(default)]
@@ -167,6 +168,9 @@ pub struct GatewayConfig {
     pub language: Language,
     /// How many calls of one batch or one program may run at once (default 10).
     pub concurrency: Option<usize>,
+    /// How many bytes of a call's output the client's model reads (the rest is kept for
+    /// `read_result`); `None`: no budget.
+    pub output_budget: Option<usize>,
     /// The upstream servers, by name.
     pub servers: Vec<ServerConfig>,
     /// The policy.
@@ -222,6 +226,19 @@ impl GatewayConfig {
                 let n = usize::try_from(*c.get_ref()).ok().filter(|n| *n > 0);
                 Some(n.ok_or_else(|| {
                     at(c.span(), "concurrency", "must be a positive integer".into())
+                })?)
+            }
+        };
+        let output_budget = match raw.output_budget {
+            None => None,
+            Some(b) => {
+                let n = usize::try_from(*b.get_ref()).ok().filter(|n| *n >= 512);
+                Some(n.ok_or_else(|| {
+                    at(
+                        b.span(),
+                        "output_budget",
+                        "must be a number of bytes, at least 512".into(),
+                    )
                 })?)
             }
         };
@@ -346,6 +363,7 @@ impl GatewayConfig {
             mode,
             language: raw.language,
             concurrency,
+            output_budget,
             servers,
             policy,
             budgets,

@@ -39,6 +39,9 @@ impl Gateway {
         if let Some(n) = config.concurrency {
             builder = builder.max_parallel_tool_calls(n).max_parallel_sub_calls(n);
         }
+        if let Some(bytes) = config.output_budget {
+            builder = builder.output_budget(tools_runtime::OutputBudget::bytes(bytes));
+        }
         if config.mode.offers_run_code() {
             builder = builder.code_runtime(code_runtime(config.language)?);
         }

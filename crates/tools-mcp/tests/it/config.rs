@@ -32,6 +32,7 @@ fn the_readme_example_parses_into_what_it_says() {
     assert_eq!(config.mode, PresentationMode::Both);
     assert_eq!(config.language, Language::Typescript);
     assert_eq!(config.concurrency, Some(8));
+    assert_eq!(config.output_budget, Some(32768));
     let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["everything", "remote", "time"]);
     assert!(
