@@ -20,6 +20,7 @@ use crate::{Approval, Error};
 pub(crate) struct Channels {
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) approval: Option<Arc<dyn Approval>>,
+    pub(crate) output_budget: Option<usize>,
 }
 
 impl fmt::Debug for Channels {
@@ -27,6 +28,7 @@ impl fmt::Debug for Channels {
         f.debug_struct("Channels")
             .field("progress", &self.progress.is_some())
             .field("approval", &self.approval.is_some())
+            .field("output_budget", &self.output_budget)
             .finish()
     }
 }
@@ -152,6 +154,15 @@ impl ToolCall {
     #[must_use]
     pub fn with_approval(mut self, approval: Arc<dyn Approval>) -> ToolCall {
         self.channels.approval = Some(approval);
+        self
+    }
+
+    /// How many bytes of this call's output the model reads, in place of the runtime's and
+    /// the tool's output budget (the runtime's budget hook reads it; see
+    /// [`Execution::output_budget`]).
+    #[must_use]
+    pub fn with_output_budget(mut self, bytes: usize) -> ToolCall {
+        self.channels.output_budget = Some(bytes);
         self
     }
 
@@ -294,6 +305,11 @@ impl RunHooks for Execution {
 }
 
 impl Execution {
+    /// The output budget the caller gave this call ([`ToolCall::with_output_budget`]).
+    pub fn output_budget(&self) -> Option<usize> {
+        self.channels.output_budget
+    }
+
     /// The call's identity (call id, tool, token, agent, parent, arguments).
     pub fn info(&self) -> &CallInfo {
         &self.info

@@ -83,7 +83,10 @@ pub(crate) fn hook(
             let exec = req.execution();
             let tool = exec.name().as_str();
             let exempt = exec.parent().is_some() || tool == READ_RESULT;
-            if !exempt && let Some(content) = cut(req.result(), tool, state.0.of(tool), &*state.1) {
+            let budget = exec
+                .output_budget()
+                .map_or_else(|| state.0.of(tool), |bytes| bytes.max(MIN_BUDGET));
+            if !exempt && let Some(content) = cut(req.result(), tool, budget, &*state.1) {
                 return Ok::<_, ToolError>(PostDecision::accept_content(content));
             }
             next.run(req).await

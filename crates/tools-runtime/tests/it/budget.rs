@@ -173,3 +173,33 @@ async fn code_mode_sub_calls_are_never_cut_only_the_final_output_is() {
             .collect::<Vec<_>>()
     );
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn budgets_per_tool_and_per_call() {
+    let runtime = ToolRuntime::builder()
+        .output_budget(OutputBudget::bytes(BUDGET).for_tool("dump", 1024))
+        .build()
+        .unwrap();
+    runtime.register(big(50_000)).unwrap().keep();
+    let per_tool = runtime
+        .execute(ToolCall::new("c1", "dump", json!({})).unwrap())
+        .await;
+    assert!(
+        per_tool.text().len() <= 1024 && per_tool.text().len() > 600,
+        "{}",
+        per_tool.text().len()
+    );
+    let per_call = runtime
+        .execute(
+            ToolCall::new("c2", "dump", json!({}))
+                .unwrap()
+                .with_output_budget(20_000),
+        )
+        .await;
+    assert!(
+        per_call.text().len() <= 20_000 && per_call.text().len() > 15_000,
+        "{}",
+        per_call.text().len()
+    );
+    assert_eq!(OutputBudget::tokens(1000).of("x"), 4000);
+}
