@@ -13,7 +13,9 @@ mod timeout;
 
 pub use approval::BatchApproval;
 pub use batch::{Batch, BatchEvent};
-pub use budget::{MemoryResultStore, OutputBudget, READ_RESULT, ResultStore, StoredResult};
+pub use budget::{
+    MemoryResultStore, OutputBudget, READ_RESULT, ResultStore, StoredResult, cut_handle,
+};
 pub use error::Error;
 pub use metrics::{LATENCY_BUCKETS, Metrics, ToolStats};
 pub use provider::{Declarations, ModelCall, NotStrict, Provider, TurnStep};

@@ -68,6 +68,21 @@ impl Default for OutputBudget {
     }
 }
 
+/// The handle of the full result behind a result the output budget cut (read from the
+/// header it starts with), for an observer that wants the full text:
+/// `runtime.result_store().get(handle)`. `None` for a result that was not cut.
+pub fn cut_handle(result: &ToolResult) -> Option<&str> {
+    let first = result.content().first()?.as_text()?;
+    let header = first.lines().next()?;
+    if !header.starts_with(HEADER_START) {
+        return None;
+    }
+    header.split("handle=\"").nth(1)?.split('"').next()
+}
+
+/// How a cut output's header begins.
+const HEADER_START: &str = "[output cut to fit: ";
+
 /// The smallest budget: room for the header and a little of the text.
 const MIN_BUDGET: usize = 512;
 
@@ -127,7 +142,7 @@ fn cut(
         value: result.value().cloned(),
     });
     let header = format!(
-        "[output cut to fit: {total} bytes in {lines} lines; below are its first and last bytes. \
+        "{HEADER_START}{total} bytes in {lines} lines; below are its first and last bytes. \
          Read the rest with {READ_RESULT}(handle=\"{handle}\", offset, limit); offsets are bytes.]\n"
     );
     // The marker's widest form: the gap is at most the whole text.

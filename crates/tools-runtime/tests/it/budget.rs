@@ -42,10 +42,16 @@ async fn a_5_mb_output_reaches_the_model_cut_and_read_result_returns_every_byte(
     let runtime = runtime();
     runtime.register(big(5 << 20)).unwrap().keep();
     let observed: Arc<Mutex<Option<Value>>> = Arc::default();
-    let seen = Arc::clone(&observed);
+    let full_seen: Arc<Mutex<Option<usize>>> = Arc::default();
+    let (seen, full_len) = (Arc::clone(&observed), Arc::clone(&full_seen));
+    let store = runtime.result_store();
     runtime
         .on_result(move |_exec, result| {
             *seen.lock().unwrap() = result.value().map(|v| v.as_value().clone());
+            // The model's view is the content; the full text is one lookup away.
+            if let Some(handle) = tools_runtime::cut_handle(result) {
+                *full_len.lock().unwrap() = store.get(handle).map(|full| full.text.len());
+            }
         })
         .keep();
     let result = runtime
@@ -79,6 +85,7 @@ async fn a_5_mb_output_reaches_the_model_cut_and_read_result_returns_every_byte(
     let head = body.split("\n[… ").next().unwrap();
     assert!(full.starts_with(head) && head.len() > 1000);
     assert!(full.ends_with(view.rsplit("cut …]\n").next().unwrap()));
+    assert_eq!(*full_seen.lock().unwrap(), Some(full.len()));
     // The structured value is whole, for the caller and for observers.
     assert_eq!(
         observed.lock().unwrap().as_ref().unwrap()["text"]
