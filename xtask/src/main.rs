@@ -5,7 +5,8 @@
 //!   runs as root; otherwise it says what to install), then `cargo test --workspace ARGS…`,
 //!   then (without ARGS) the MCP black-box suite (`mcp-blackbox`).
 //! - `cargo xtask check [--skip-test]`: `cargo fmt --all --check`, `cargo clippy --workspace
-//!   --all-targets --all-features -- -D warnings`, `cargo test --workspace` (and the
+//!   --all-targets --all-features -- -D warnings`, `cargo doc --no-deps --workspace` with
+//!   warnings denied, `cargo test --workspace` (and the
 //!   optional features' tests), then `cargo deny check bans licenses sources` when
 //!   cargo-deny is installed (skipped, with a note, when not).
 //! - `cargo xtask codegen [--check]`: regenerates the committed generated files
@@ -68,7 +69,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   test [ARGS...]        install the Code Mode sandbox (bubblewrap) when missing, then
                         cargo test --workspace ARGS... (and, without ARGS, mcp-blackbox)
-  check [--skip-test]   fmt --check, clippy -D warnings, test --workspace, deny (when installed)
+  check [--skip-test]   fmt --check, clippy -D warnings, doc -D warnings, test --workspace,
+                        deny (when installed)
   codegen [--check]     regenerate committed generated files (--check: fail when stale)
   sdk --lang L --catalog FILE.json [--section] [--allow-unsupported]
                         print the Code Mode SDK (L: typescript|python) of a tool catalog
@@ -181,6 +183,15 @@ fn check(args: &[String]) -> Result<(), String> {
     run_step(
         "cargo clippy --workspace --all-targets --all-features -- -D warnings",
         clippy,
+    )?;
+
+    // Every doc link resolves and every doc builds (`broken_intra_doc_links` is denied).
+    let mut doc = cargo();
+    doc.args(["doc", "--no-deps", "--workspace", "-q"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    run_step(
+        "cargo doc --no-deps --workspace (RUSTDOCFLAGS=-D warnings)",
+        doc,
     )?;
 
     if skip_test {

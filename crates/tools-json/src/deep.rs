@@ -5,7 +5,7 @@ use serde_json::Value;
 /// Drops a value of any depth without deep recursion.
 ///
 /// `serde_json`'s own drop recurses once per level, which overflows a small thread stack
-/// on values a few thousand levels deep. [`JsonValue`] uses this for deep values.
+/// on values a few thousand levels deep. [`JsonValue`](crate::JsonValue) uses this for deep values.
 pub fn drop_deep(value: Value) {
     let mut stack = vec![value];
     while let Some(mut value) = stack.pop() {

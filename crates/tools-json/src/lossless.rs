@@ -204,7 +204,7 @@ fn item_is_plain_scalar(value: &Value) -> bool {
 /// boundary does; negative zero and other floats are left as they are. No depth limit and
 /// no recursion.
 ///
-/// Used for JSON that does not cross the boundary as a [`JsonValue`], such as schemas
+/// Used for JSON that does not cross the boundary as a [`JsonValue`](crate::JsonValue), such as schemas
 /// (whose `enum`, `const`, `default` and `examples` the model should see in canonical
 /// form).
 pub fn canonicalize_numbers(value: &mut Value) {
