@@ -112,9 +112,13 @@ impl McpServer {
         &self.front.agent
     }
 
-    /// A handler for one MCP session (what a transport serves; see [`McpSession`]).
+    /// A handler for one MCP session (what a transport serves; see [`McpSession`]). Each
+    /// session calls as its own child scope of the served scope: it sees the same tools,
+    /// masks and mode, and what is remembered per scope (an approval "for the session")
+    /// stays with that client and ends with its session.
     pub fn session(&self) -> McpSession {
         McpSession {
+            agent: self.front.runtime.child_scope(&self.front.agent),
             front: Arc::clone(&self.front),
             watch: Arc::new(Watch::default()),
         }
@@ -135,6 +139,8 @@ impl std::fmt::Debug for McpServer {
 #[derive(Clone)]
 pub struct McpSession {
     front: Arc<Front>,
+    /// The session's own child scope of the served scope.
+    agent: AgentScope,
     watch: Arc<Watch>,
 }
 
@@ -161,6 +167,11 @@ impl Drop for Watch {
 }
 
 impl McpSession {
+    /// The session's own scope (a child of the served scope): what its calls run as.
+    pub fn agent(&self) -> &AgentScope {
+        &self.agent
+    }
+
     /// Starts forwarding registry changes to `peer` (once per session).
     fn watch(&self, peer: rmcp::Peer<RoleServer>) {
         let mut listener = self
@@ -173,7 +184,7 @@ impl McpSession {
         }
         let changed = Arc::new(tokio::sync::Notify::new());
         let signal = Arc::clone(&changed);
-        let chain = self.front.agent.chain();
+        let chain = self.agent.chain();
         *listener = Some(self.front.runtime.registry().on_change(move |change| {
             if concerns(change, &chain) {
                 signal.notify_one();
@@ -197,7 +208,7 @@ impl McpSession {
     /// The `tools/list` of the scope.
     fn list(&self) -> ListToolsResult {
         let runtime = &self.front.runtime;
-        let agent = Some(&self.front.agent);
+        let agent = Some(&self.agent);
         let view = runtime.registry().view(agent);
         let mut tools = Vec::new();
         for schema in runtime.wire_schemas(agent).iter() {
@@ -230,7 +241,7 @@ impl McpSession {
             return Err(McpError::invalid_params("the tool name is empty", None));
         };
         let mut call = call
-            .with_agent(self.front.agent.clone())
+            .with_agent(self.agent.clone())
             .with_cancellation(context.ct.clone());
         let progress = context
             .meta
@@ -244,7 +255,7 @@ impl McpSession {
         }
         let structured = runtime
             .registry()
-            .get(&request.name, Some(&self.front.agent))
+            .get(&request.name, Some(&self.agent))
             .map_or(Structured::None, |def| wire::structured_of(&def));
         let result = runtime.execute(call).await;
         if let Some(progress) = progress {

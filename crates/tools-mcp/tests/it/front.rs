@@ -377,3 +377,47 @@ async fn an_elicited_session_approval_is_not_asked_again_in_the_served_scope() {
     .unwrap();
     assert_eq!(asked.elicitations.lock().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn each_session_is_its_own_child_scope_of_the_served_one() {
+    let js = tools_runtime::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let runtime = ToolRuntime::builder()
+        .code_runtime(Arc::new(js))
+        .build()
+        .unwrap();
+    runtime.register(add()).unwrap().keep();
+    ask_for_add(&runtime);
+    let served = runtime.scope();
+    // What the served scope declares, every session sees.
+    runtime
+        .present_as(&served, PresentationMode::Both)
+        .unwrap()
+        .keep();
+    let server = McpServer::new(runtime.clone(), served);
+    let call = || CallToolRequestParams::new("add").with_arguments(args(json!({"a": 1, "b": 2})));
+
+    let first = TestClient::answering(
+        ElicitationAction::Accept,
+        Some(json!({"approve": true, "session": true})),
+    );
+    let first_asked = first.seen.clone();
+    let a = connect(&server, first).await;
+    let names: Vec<String> = guarded(a.client.list_all_tools())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["add", "run_code"]);
+    for _ in 0..2 {
+        guarded(a.client.call_tool(call())).await.unwrap();
+    }
+    assert_eq!(first_asked.elicitations.lock().unwrap().len(), 1);
+
+    // Another client's session is not covered by the first one's answer.
+    let second = TestClient::answering(ElicitationAction::Accept, Some(json!({"approve": true})));
+    let second_asked = second.seen.clone();
+    let b = connect(&server, second).await;
+    guarded(b.client.call_tool(call())).await.unwrap();
+    assert_eq!(second_asked.elicitations.lock().unwrap().len(), 1);
+}
