@@ -2,12 +2,14 @@
 #![forbid(unsafe_code)]
 
 mod canonical;
+mod change;
 mod context;
 mod definition;
 mod error;
 mod foreign;
 mod guard;
 mod hints;
+mod layers;
 mod mode;
 mod name;
 mod output;
@@ -16,7 +18,9 @@ mod registry;
 mod scope;
 mod tool_error;
 mod typed;
+mod view;
 
+pub use change::Change;
 pub use context::{
     CallInfo, ExecutionToken, Progress, ProgressSink, RunContext, RunHooks, ToolContext,
 };
@@ -31,13 +35,14 @@ pub use mode::{PresentationMode, ToolFilter};
 pub use name::{RUN_CODE, ToolName};
 pub use output::{MetaFn, Output, OutputDecl, RenderFn, text_of};
 pub use projection::ToolSchema;
-pub use registry::{Change, ExecutionMode, Registration, Registry, RegistryBuilder, View};
+pub use registry::{Registration, Registry, RegistryBuilder};
 pub use scope::AgentScope;
 pub use tool_error::{Code, ToolError};
 /// `#[tool]` on a documented `async fn` generates the function that builds its typed tool
 /// with [`define_tool`]; see `tools-runtime`'s prelude for an example.
 pub use tools_macros::tool;
 pub use typed::{TypedToolBuilder, define_tool};
+pub use view::{ExecutionMode, View};
 
 pub use tools_json::{ErrorCode, JsonValue};
 /// The argument type of a tool without parameters (what `#[tool]` uses for a function that

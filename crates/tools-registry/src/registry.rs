@@ -4,83 +4,21 @@ use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
-use indexmap::IndexMap;
-use tools_json::JsonValue;
-
+use crate::change::Change;
+use crate::layers::{GLOBAL, State, build_view, inherited_names, scope_of};
 use crate::projection::ToolSchema;
+use crate::view::View;
 use crate::{
     AgentScope, Error, Guard, PresentationMode, RUN_CODE, ToolDefinition, ToolFilter, ToolName,
 };
 
 /// A view's visible tools: name → definition, in view order, hashed with foldhash (the
 /// names are fixed per view; a lookup of any string probes once).
-type VisibleMap = IndexMap<ToolName, ToolDefinition, foldhash::fast::FixedState>;
 /// The cached views by scope key (looked up on every call: a fast hash, not SipHash; the
 /// keys are the registry's own ids).
 type ViewCache = HashMap<u64, Arc<View>, foldhash::fast::FixedState>;
-
-/// The key of the global layer.
-const GLOBAL: u64 = 0;
-
-/// What changed, as told to [`Registry::on_change`] listeners.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Change {
-    /// A tool was registered (`scope` is `None` for the global layer).
-    ToolRegistered {
-        /// The tool.
-        name: ToolName,
-        /// The layer's scope key.
-        scope: Option<u64>,
-    },
-    /// A registration was disposed.
-    ToolRemoved {
-        /// The tool.
-        name: ToolName,
-        /// The layer's scope key.
-        scope: Option<u64>,
-    },
-    /// A restriction was added to a scope.
-    RestrictionAdded {
-        /// The scope key.
-        scope: u64,
-    },
-    /// A restriction was lifted.
-    RestrictionLifted {
-        /// The scope key.
-        scope: u64,
-    },
-    /// A scope declared its presentation mode.
-    ModeDeclared {
-        /// The scope key.
-        scope: u64,
-        /// The mode.
-        mode: PresentationMode,
-    },
-    /// A scope's mode declaration was disposed.
-    ModeCleared {
-        /// The scope key.
-        scope: u64,
-    },
-    /// A scope was disposed with everything attached to it.
-    ScopeDisposed {
-        /// The scope key.
-        scope: u64,
-    },
-    /// The Code Mode transport (`run_code`) was installed.
-    TransportInstalled,
-}
-
-/// Whether a call may overlap with its siblings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ExecutionMode {
-    /// The call may run beside other parallel calls.
-    Parallel,
-    /// The call runs alone.
-    Exclusive,
-}
 
 type Listener = Arc<dyn Fn(&Change) + Send + Sync>;
 
@@ -132,35 +70,6 @@ pub(crate) struct Shared {
     /// raised before such a definition becomes visible, lowered after it is gone.
     timeouts: AtomicUsize,
     weak: Weak<Shared>,
-}
-
-#[derive(Default)]
-struct State {
-    layers: HashMap<u64, Layer>,
-    next_id: u64,
-}
-
-#[derive(Default)]
-struct Layer {
-    tools: IndexMap<ToolName, (u64, ToolDefinition)>,
-    restrictions: Vec<(u64, ToolFilter)>,
-    guards: Vec<(u64, Arc<dyn Guard>)>,
-    mode: Option<(u64, PresentationMode)>,
-}
-
-impl Layer {
-    fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-            && self.restrictions.is_empty()
-            && self.guards.is_empty()
-            && self.mode.is_none()
-    }
-
-    fn admits(&self, name: &str) -> bool {
-        self.restrictions
-            .iter()
-            .all(|(_, filter)| filter.admits(name))
-    }
 }
 
 fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -640,207 +549,6 @@ impl Shared {
             views.insert(key, Arc::clone(&view));
         }
         view
-    }
-}
-
-fn scope_of(layer: u64) -> Option<u64> {
-    (layer != GLOBAL).then_some(layer)
-}
-
-/// The layers of a scope's chain that exist, farthest ancestor first, the scope last.
-fn chain_layers<'s>(state: &'s State, scope: &AgentScope) -> Vec<(u64, &'s Layer)> {
-    let mut chain: Vec<(u64, &Layer)> = scope
-        .chain()
-        .into_iter()
-        .filter_map(|key| state.layers.get(&key).map(|layer| (key, layer)))
-        .collect();
-    chain.reverse();
-    chain
-}
-
-/// The tools a scope inherits (global, then its ancestors farthest first), before masks.
-fn inherited_names(state: &State, scope: &AgentScope) -> IndexMap<ToolName, ToolDefinition> {
-    let mut inherited = IndexMap::new();
-    if let Some(global) = state.layers.get(&GLOBAL) {
-        for (name, (_, def)) in &global.tools {
-            inherited.insert(name.clone(), def.clone());
-        }
-    }
-    for (key, layer) in chain_layers(state, scope) {
-        if key == scope.key() {
-            continue;
-        }
-        for (name, (_, def)) in &layer.tools {
-            inherited.insert(name.clone(), def.clone());
-        }
-    }
-    inherited
-}
-
-fn build_view(
-    state: &State,
-    agent: Option<&AgentScope>,
-    default_mode: PresentationMode,
-    transport: Option<ToolDefinition>,
-) -> View {
-    let global = state.layers.get(&GLOBAL);
-    let mut guards: Vec<Arc<dyn Guard>> = global
-        .map(|layer| layer.guards.iter().map(|(_, g)| Arc::clone(g)).collect())
-        .unwrap_or_default();
-    let (visible, mode) = match agent {
-        None => {
-            let visible = global
-                .map(|layer| {
-                    layer
-                        .tools
-                        .iter()
-                        .map(|(n, (_, d))| (n.clone(), d.clone()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            (visible, default_mode)
-        }
-        Some(scope) => {
-            let chain = chain_layers(state, scope);
-            let inherited = inherited_names(state, scope);
-            let mut visible: VisibleMap = inherited
-                .into_iter()
-                .filter(|(name, _)| chain.iter().all(|(_, layer)| layer.admits(name.as_str())))
-                .collect();
-            if let Some(own) = state.layers.get(&scope.key()) {
-                for (name, (_, def)) in &own.tools {
-                    visible.insert(name.clone(), def.clone());
-                }
-            }
-            for (_, layer) in &chain {
-                guards.extend(layer.guards.iter().map(|(_, g)| Arc::clone(g)));
-            }
-            // The nearest declaration wins: the chain is farthest first.
-            let mode = chain
-                .iter()
-                .rev()
-                .find_map(|(_, layer)| layer.mode.map(|(_, mode)| mode))
-                .unwrap_or(default_mode);
-            (visible, mode)
-        }
-    };
-    let mut visible = visible;
-    if mode.offers_run_code()
-        && let Some(transport) = transport
-    {
-        visible.insert(transport.name().clone(), transport);
-    }
-    View {
-        scope: agent.map(AgentScope::key),
-        mode,
-        visible,
-        guards: guards.into(),
-        schemas: OnceLock::new(),
-        wire: OnceLock::new(),
-    }
-}
-
-/// What one scope can see, built once per registry change and shared by every lookup.
-pub struct View {
-    scope: Option<u64>,
-    mode: PresentationMode,
-    visible: VisibleMap,
-    guards: Arc<[Arc<dyn Guard>]>,
-    schemas: OnceLock<Arc<[ToolSchema]>>,
-    wire: OnceLock<Arc<[ToolSchema]>>,
-}
-
-impl View {
-    /// The scope key (`None` for calls without an agent).
-    pub fn scope(&self) -> Option<u64> {
-        self.scope
-    }
-
-    /// The effective presentation mode.
-    pub fn mode(&self) -> PresentationMode {
-        self.mode
-    }
-
-    /// The visible definition of `name`, if any (`run_code` included in `code`/`both`).
-    pub fn get(&self, name: &str) -> Option<&ToolDefinition> {
-        self.visible.get(name)
-    }
-
-    /// The visible tools, in view order.
-    pub fn tools(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> {
-        self.visible.values()
-    }
-
-    /// The visible names, in view order.
-    pub fn names(&self) -> impl ExactSizeIterator<Item = &ToolName> {
-        self.visible.keys()
-    }
-
-    /// The tools a Code Mode SDK declares: the visible ones except `run_code`.
-    pub fn sdk_tools(&self) -> impl Iterator<Item = &ToolDefinition> {
-        self.visible
-            .values()
-            .filter(|def| !def.name().is_run_code())
-    }
-
-    /// The guards a call from this scope is checked by, in evaluation order (global first,
-    /// then the chain farthest first). A snapshot: later changes build a new view.
-    pub fn guards(&self) -> &Arc<[Arc<dyn Guard>]> {
-        &self.guards
-    }
-
-    /// Whether a call to `name` is collapsed: a model-direct call (no parent) to a tool
-    /// other than `run_code` from a `code` scope.
-    pub fn collapses(&self, name: &str, has_parent: bool) -> bool {
-        !has_parent && self.mode == PresentationMode::Code && name != RUN_CODE
-    }
-
-    /// Whether a call may overlap with its siblings: collapsed, unknown and unclassified
-    /// calls are exclusive; otherwise the tool's classifier decides (a panic is exclusive).
-    pub fn execution_mode(&self, name: &str, args: &JsonValue, has_parent: bool) -> ExecutionMode {
-        if self.collapses(name, has_parent) {
-            return ExecutionMode::Exclusive;
-        }
-        match self.get(name) {
-            Some(def) if def.is_concurrency_safe(args) => ExecutionMode::Parallel,
-            _ => ExecutionMode::Exclusive,
-        }
-    }
-
-    /// The capability catalogue: every visible tool as `{name, description, parameters}`,
-    /// in view order. Built once per view.
-    pub fn schemas(&self) -> Arc<[ToolSchema]> {
-        Arc::clone(
-            self.schemas
-                .get_or_init(|| self.visible.values().map(ToolSchema::of).collect()),
-        )
-    }
-
-    /// The tools announced to the model: every visible tool in `native` and `both`
-    /// (`run_code` last), only `run_code` in `code`.
-    pub fn wire_schemas(&self) -> Arc<[ToolSchema]> {
-        Arc::clone(self.wire.get_or_init(|| {
-            match self.mode {
-                PresentationMode::Code => self
-                    .visible
-                    .values()
-                    .filter(|def| def.name().is_run_code())
-                    .map(ToolSchema::of)
-                    .collect(),
-                PresentationMode::Native | PresentationMode::Both => self.schemas().to_vec().into(),
-            }
-        }))
-    }
-}
-
-impl fmt::Debug for View {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("View")
-            .field("scope", &self.scope)
-            .field("mode", &self.mode)
-            .field("tools", &self.visible.keys().collect::<Vec<_>>())
-            .field("guards", &self.guards.len())
-            .finish()
     }
 }
 
