@@ -48,6 +48,23 @@ async fn registered(registry: &tools_runtime::Registry, name: &str) {
     drop(listener);
 }
 
+/// Imports `spec` as `name` into `host`'s registry (under the test guard).
+async fn import(
+    name: &str,
+    spec: ServerSpec,
+    host: &ToolRuntime,
+    options: ImportOptions,
+) -> ImportedServer {
+    guarded(ImportedServer::connect(
+        name,
+        spec,
+        host.registry(),
+        options,
+    ))
+    .await
+    .unwrap()
+}
+
 fn call(name: &str, args: serde_json::Value) -> ToolCall {
     ToolCall::new("c1", name, args).unwrap()
 }
@@ -83,14 +100,7 @@ async fn a_served_runtime_imports_as_ordinary_tools() {
     let url = serve(&upstream, &shutdown).await;
 
     let host = ToolRuntime::new();
-    let imported = guarded(ImportedServer::connect(
-        "up",
-        ServerSpec::url(url),
-        host.registry(),
-        ImportOptions::new(),
-    ))
-    .await
-    .unwrap();
+    let imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
     assert_eq!(imported.tool_names(), ["up__add", "up__pick"]);
 
     // A read-only tool is concurrency-safe; the hints travel.
@@ -160,14 +170,7 @@ async fn cancellation_and_progress_cross_the_import() {
     let shutdown = CancellationToken::new();
     let url = serve(&upstream, &shutdown).await;
     let host = ToolRuntime::new();
-    let _imported = guarded(ImportedServer::connect(
-        "up",
-        ServerSpec::url(url),
-        host.registry(),
-        ImportOptions::new(),
-    ))
-    .await
-    .unwrap();
+    let _imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
 
     let token = CancellationToken::new();
     let progress: Arc<Mutex<Vec<Progress>>> = Arc::default();
@@ -207,14 +210,7 @@ async fn list_changed_resyncs_and_dropping_the_import_unregisters() {
     let shutdown = CancellationToken::new();
     let url = serve(&upstream, &shutdown).await;
     let host = ToolRuntime::new();
-    let imported = guarded(ImportedServer::connect(
-        "up",
-        ServerSpec::url(url),
-        host.registry(),
-        ImportOptions::new(),
-    ))
-    .await
-    .unwrap();
+    let imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
     let later = ToolDefinition::builder("later", "Registered later.")
         .output(OutputDecl::text(json!({"type": "string"})))
         .body(|_a, _c| async { Ok(json!("late")) })
@@ -246,14 +242,7 @@ fn fake_server() -> ServerSpec {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_process_server_imports_changes_and_is_validated() {
     let host = ToolRuntime::new();
-    let imported = guarded(ImportedServer::connect(
-        "fake",
-        fake_server(),
-        host.registry(),
-        ImportOptions::new(),
-    ))
-    .await
-    .unwrap();
+    let imported = import("fake", fake_server(), &host, ImportOptions::new()).await;
     assert_eq!(
         imported.tool_names(),
         ["fake__echo", "fake__crash", "fake__add_tool", "fake__slow"]
@@ -288,14 +277,7 @@ async fn a_child_process_server_imports_changes_and_is_validated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_fails_its_calls_and_restarts() {
     let host = ToolRuntime::new();
-    let imported = guarded(ImportedServer::connect(
-        "fake",
-        fake_server(),
-        host.registry(),
-        ImportOptions::new(),
-    ))
-    .await
-    .unwrap();
+    let imported = import("fake", fake_server(), &host, ImportOptions::new()).await;
     let died = host.execute(call("fake__crash", json!({}))).await;
     assert_eq!(
         died.code().map(|c| c.as_str().to_owned()).as_deref(),
@@ -320,14 +302,13 @@ async fn a_server_that_dies_fails_its_calls_and_restarts() {
 
     // With automatic restart, the next call reconnects by itself.
     let auto_host = ToolRuntime::new();
-    let _auto = guarded(ImportedServer::connect(
+    let _auto = import(
         "fake",
         fake_server(),
-        auto_host.registry(),
+        &auto_host,
         ImportOptions::new().auto_restart(true),
-    ))
-    .await
-    .unwrap();
+    )
+    .await;
     let died = auto_host.execute(call("fake__crash", json!({}))).await;
     assert!(died.is_error());
     assert_eq!(
@@ -346,14 +327,13 @@ async fn a_cancelled_call_sends_notifications_cancelled_to_the_child() {
     let log = dir.join("cancelled.log");
     let _ = std::fs::remove_file(&log);
     let host = ToolRuntime::new();
-    let _imported = guarded(ImportedServer::connect(
+    let _imported = import(
         "fake",
         fake_server().with_env("FAKE_MCP_CANCEL_LOG", log.display().to_string()),
-        host.registry(),
+        &host,
         ImportOptions::new(),
-    ))
-    .await
-    .unwrap();
+    )
+    .await;
     let token = CancellationToken::new();
     let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
     let started_tx = Mutex::new(Some(started_tx));
@@ -410,14 +390,7 @@ async fn a_stateless_http_front_serves_calls_without_sessions() {
     let stop = shutdown.clone();
     tokio::spawn(async move { server.serve_http(listener, &options, stop).await });
     let host = ToolRuntime::new();
-    let imported = guarded(ImportedServer::connect(
-        "up",
-        ServerSpec::url(url),
-        host.registry(),
-        ImportOptions::new(),
-    ))
-    .await
-    .unwrap();
+    let imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
     assert_eq!(imported.tool_names(), ["up__add"]);
     for (a, b) in [(1, 2), (40, 2)] {
         let result = host.execute(call("up__add", json!({"a": a, "b": b}))).await;
@@ -450,14 +423,7 @@ async fn every_progress_update_before_the_result_arrives_before_it() {
     let shutdown = CancellationToken::new();
     let url = serve(&upstream, &shutdown).await;
     let host = ToolRuntime::new();
-    let _imported = guarded(ImportedServer::connect(
-        "up",
-        ServerSpec::url(url),
-        host.registry(),
-        ImportOptions::new(),
-    ))
-    .await
-    .unwrap();
+    let _imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
     // rmcp handles notifications in spawned tasks; the import routes progress in its
     // transport's receive path, so no update can lose the race with the response.
     for _ in 0..30 {
@@ -481,10 +447,10 @@ async fn a_budget_times_the_call_out_and_cancels_it_upstream() {
     let log = dir.join("cancelled.log");
     let _ = std::fs::remove_file(&log);
     let host = ToolRuntime::new();
-    let _imported = guarded(ImportedServer::connect(
+    let _imported = import(
         "fake",
         fake_server().with_env("FAKE_MCP_CANCEL_LOG", log.display().to_string()),
-        host.registry(),
+        &host,
         ImportOptions::new().customize(|tool, builder| {
             if tool.original_name() == "slow" {
                 builder.timeout(std::time::Duration::from_millis(50))
@@ -492,9 +458,8 @@ async fn a_budget_times_the_call_out_and_cancels_it_upstream() {
                 builder
             }
         }),
-    ))
-    .await
-    .unwrap();
+    )
+    .await;
     assert_eq!(
         host.registry().get("fake__slow", None).unwrap().timeout(),
         Some(std::time::Duration::from_millis(50))

@@ -67,7 +67,7 @@ impl Decided {
         else {
             return None;
         };
-        approval_request(exec, view, reason.clone())
+        approval_request(exec, approval_key(exec, view).into(), reason.clone())
     }
 }
 
@@ -248,17 +248,19 @@ pub(crate) async fn resume(
         },
         PreDecision::Deny(reason) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
         PreDecision::Ask(reason) => {
+            // The approval key: computed once, for the store and the question.
+            let key: Arc<str> = approval_key(&exec, &view).into();
             let outcome = match answer {
                 Some(outcome) => outcome,
-                None if remembered(shared, &exec, &view) => ApprovalOutcome::AllowedOnce,
-                None => match ask(shared, &exec, &view, reason.clone()).await {
+                None if remembered(shared, &exec, &key) => ApprovalOutcome::AllowedOnce,
+                None => match ask(shared, &exec, Arc::clone(&key), reason.clone()).await {
                     Ok(outcome) => outcome,
                     Err(refusal) => {
                         return settle(ToolResult::failure(refusal), stacks, true);
                     }
                 },
             };
-            remember(shared, &exec, &view, outcome);
+            remember(shared, &exec, &key, outcome);
             if outcome == ApprovalOutcome::Cancelled && exec.is_cancelled() {
                 return settle(ToolResult::aborted_before_dispatch(), stacks, true);
             }
@@ -283,7 +285,7 @@ pub(crate) async fn resume(
 
 fn approval_request(
     exec: &Execution,
-    view: &View,
+    key: Arc<str>,
     reason: Option<String>,
 ) -> Option<ApprovalRequest> {
     Some(ApprovalRequest {
@@ -291,7 +293,7 @@ fn approval_request(
         tool: exec.name().clone(),
         call_id: Arc::clone(&exec.info.call_id),
         reason,
-        key: approval_key(exec, view).into(),
+        key,
         // A call without a token still gives the service one (never cancelled).
         cancel: exec.caller.clone().unwrap_or_default(),
     })
@@ -306,24 +308,19 @@ fn approval_key(exec: &Execution, view: &View) -> String {
 }
 
 /// Whether an earlier answer "for the session" or "always" covers this call.
-fn remembered(shared: &Shared, exec: &Execution, view: &View) -> bool {
-    exec.agent().is_some_and(|agent| {
-        shared
-            .approval_store()
-            .is_approved(agent, &approval_key(exec, view))
-    })
+fn remembered(shared: &Shared, exec: &Execution, key: &str) -> bool {
+    exec.agent()
+        .is_some_and(|agent| shared.approval_store().is_approved(agent, key))
 }
 
 /// Remembers an answer that is to be remembered.
-fn remember(shared: &Shared, exec: &Execution, view: &View, outcome: ApprovalOutcome) {
+fn remember(shared: &Shared, exec: &Execution, key: &str, outcome: ApprovalOutcome) {
     if matches!(
         outcome,
         ApprovalOutcome::AllowedForSession | ApprovalOutcome::AllowedAlways
     ) && let Some(agent) = exec.agent()
     {
-        shared
-            .approval_store()
-            .remember(agent, &approval_key(exec, view), outcome);
+        shared.approval_store().remember(agent, key, outcome);
     }
 }
 
@@ -332,7 +329,7 @@ fn remember(shared: &Shared, exec: &Execution, view: &View, outcome: ApprovalOut
 async fn ask(
     shared: &Shared,
     exec: &Arc<Execution>,
-    view: &View,
+    key: Arc<str>,
     reason: Option<String>,
 ) -> Result<ApprovalOutcome, ToolError> {
     let name = exec.name().as_str();
@@ -342,7 +339,7 @@ async fn ask(
             format!("tool {name:?} requires approval (no approval service is installed)")
         })));
     };
-    let Some(request) = approval_request(exec, view, reason) else {
+    let Some(request) = approval_request(exec, key, reason) else {
         return Err(denied(format!(
             "tool {name:?} requires approval, but the call has no agent to route it through"
         )));

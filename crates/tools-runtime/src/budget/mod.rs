@@ -117,7 +117,17 @@ fn cut(
     budget: usize,
     store: &dyn ResultStore,
 ) -> Option<Vec<ContentBlock>> {
-    let mut text = String::new();
+    // Sized first, without copying: most outputs fit and cost nothing more.
+    let blocks = result.content();
+    let texts = blocks.iter().filter_map(ContentBlock::as_text);
+    let text_blocks = texts.clone().count();
+    let size = texts.map(str::len).sum::<usize>()
+        + text_blocks.saturating_sub(1)
+        + (blocks.len() - text_blocks) * IMAGE_BYTES;
+    if size <= budget {
+        return None;
+    }
+    let mut text = String::with_capacity(size);
     let mut images = Vec::new();
     for block in result.content() {
         match block.as_text() {
@@ -129,10 +139,6 @@ fn cut(
             }
             None => images.push(block.clone()),
         }
-    }
-    let size = text.len() + images.len() * IMAGE_BYTES;
-    if size <= budget {
-        return None;
     }
     let lines = text.lines().count();
     let total = text.len();
