@@ -155,7 +155,7 @@ impl<'a> Arena<'a> {
 }
 
 /// The keys a node may carry besides the common ones, by its `type`.
-fn allowed_by_kind(ty: Option<&str>, key: &str) -> bool {
+pub(crate) fn allowed_by_kind(ty: Option<&str>, key: &str) -> bool {
     match ty {
         Some("string") => matches!(
             key,

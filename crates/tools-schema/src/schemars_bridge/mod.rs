@@ -417,31 +417,11 @@ fn fits(value: &Value, ty: JsonType) -> bool {
     own == ty || (own == JsonType::Integer && ty == JsonType::Number)
 }
 
-/// Whether `key` constrains values of type `ty` in the author DSL.
+/// Whether `key` constrains values of type `ty` in the author DSL: the compiler's own table
+/// (`required` too, which the bridge keeps on objects).
 fn applies(ty: JsonType, key: &str) -> bool {
-    match ty {
-        JsonType::String => matches!(
-            key,
-            "enum" | "const" | "minLength" | "maxLength" | "pattern" | "format"
-        ),
-        JsonType::Number | JsonType::Integer => matches!(
-            key,
-            "enum"
-                | "const"
-                | "minimum"
-                | "maximum"
-                | "exclusiveMinimum"
-                | "exclusiveMaximum"
-                | "multipleOf"
-                | "format"
-        ),
-        JsonType::Boolean | JsonType::Null => matches!(key, "enum" | "const"),
-        JsonType::Array => matches!(key, "items" | "minItems" | "maxItems" | "uniqueItems"),
-        JsonType::Object => matches!(
-            key,
-            "properties" | "required" | "additionalProperties" | "minProperties" | "maxProperties"
-        ),
-    }
+    (ty == JsonType::Object && key == "required")
+        || crate::compile::allowed_by_kind(Some(ty.as_str()), key)
 }
 
 /// Whether a schema admits every value (`true` or `{}`).
