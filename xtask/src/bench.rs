@@ -94,6 +94,13 @@ const BINARIES: &[Binary] = &[
                 "364 µs",
             ),
             scenario("e2", "e2", "baseline_nested", 10_000.0, "633 µs"),
+            scenario(
+                "e2_clone",
+                "e2_clone",
+                "baseline_nested",
+                10_000.0,
+                "633 µs",
+            ),
         ],
     },
     Binary {

@@ -30,7 +30,8 @@ pub fn is_lossless(value: &Value) -> bool {
         Value::Object(map) if map.is_empty() => return true,
         Value::Array(_) | Value::Object(_) => {}
     }
-    let mut stack: Vec<&Value> = vec![value];
+    let mut stack: SmallVec<[&Value; 32]> = SmallVec::new();
+    stack.push(value);
     while let Some(value) = stack.pop() {
         match value {
             Value::Number(n) if is_negative_zero(n) => return false,

@@ -3,6 +3,7 @@
 mod bounds;
 mod check;
 mod compile;
+mod direct;
 mod foreign;
 mod keys;
 mod number;
@@ -52,6 +53,9 @@ struct Inner {
     /// Shared with whoever projects the schema to a model (no second copy).
     source: JsonValue,
     nodes: Box<[Node]>,
+    /// Whether the schema is shallow enough for the direct (recursive) validator; deeper
+    /// ones are validated by the iterative walk.
+    direct: bool,
     /// Unique per compiled schema (never reused): what a snapshot remembers it passed.
     id: u64,
     /// For a foreign schema, what of it the validator does not enforce (empty otherwise).
@@ -176,6 +180,7 @@ impl CompiledSchema {
         let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         CompiledSchema(Arc::new(Inner {
             source,
+            direct: direct::nesting(&nodes) <= direct::MAX_DEPTH,
             nodes,
             id,
             unenforced: unenforced.into_boxed_slice(),
@@ -212,6 +217,7 @@ impl CompiledSchema {
         let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         CompiledSchema(Arc::new(Inner {
             source,
+            direct: direct::nesting(&nodes) <= direct::MAX_DEPTH,
             nodes,
             id,
             unenforced: Box::new([]),
@@ -239,7 +245,11 @@ impl CompiledSchema {
     ///
     /// Total: any `serde_json::Value` is accepted, of any depth, and the call never panics.
     pub fn validate(&self, value: &Value, root: &str) -> Violations {
-        validate::validate(&self.0.nodes, value, root)
+        if self.0.direct {
+            direct::validate(&self.0.nodes, value, root)
+        } else {
+            validate::validate(&self.0.nodes, value, root)
+        }
     }
 
     /// As [`CompiledSchema::validate`], for a lossless snapshot, which remembers a success:
@@ -261,7 +271,11 @@ impl CompiledSchema {
 
     /// Whether `value` is valid; stops at the first violation.
     pub fn is_valid(&self, value: &Value) -> bool {
-        validate::is_valid(&self.0.nodes, value)
+        if self.0.direct {
+            direct::is_valid(&self.0.nodes, value)
+        } else {
+            validate::is_valid(&self.0.nodes, value)
+        }
     }
 
     /// Whether the root is `type: "object"`.

@@ -45,8 +45,8 @@ enum Task<'a> {
 struct Walk<'a> {
     nodes: &'a [Node],
     root: &'a str,
-    stack: SmallVec<[Task<'a>; 16]>,
-    arena: SmallVec<[(u32, Step<'a>); 16]>,
+    stack: SmallVec<[Task<'a>; 64]>,
+    arena: SmallVec<[(u32, Step<'a>); 64]>,
     out: Vec<Violation>,
     /// Nesting of `oneOf` branches being probed; failures inside are counted, not reported.
     probing: usize,
@@ -55,7 +55,7 @@ struct Walk<'a> {
     /// Set when a failure outside any `oneOf` happened in quiet mode.
     invalid: bool,
     /// Scratch: the member matching each declared property of the object being visited.
-    present: SmallVec<[Option<&'a Value>; 16]>,
+    present: SmallVec<[Option<&'a Value>; 32]>,
     /// Stack height to cut back to when a probe fails.
     floor: usize,
     /// Set by a failure in probe mode: the current branch is abandoned.
