@@ -27,7 +27,8 @@ struct Scenario {
     bench: &'static str,
     baseline: &'static str,
     budget_ns: f64,
-    reference: &'static str,
+    /// The TypeScript reference's median (ns), measured side by side on 2026-12-01.
+    reference_ns: f64,
 }
 
 /// One bench binary and the scenarios it measures.
@@ -42,14 +43,14 @@ const fn scenario(
     bench: &'static str,
     baseline: &'static str,
     budget_ns: f64,
-    reference: &'static str,
+    reference_ns: f64,
 ) -> Scenario {
     Scenario {
         id,
         bench,
         baseline,
         budget_ns,
-        reference,
+        reference_ns,
     }
 }
 
@@ -58,14 +59,14 @@ const BINARIES: &[Binary] = &[
         package: "tools-json",
         bench: "validate",
         scenarios: &[
-            scenario("e1", "e1", "baseline", 3_000.0, "139 µs"),
-            scenario("e1b", "e1b", "baseline", 3_000.0, "81 µs"),
+            scenario("e1", "e1", "baseline", 3_000.0, 129_500.0),
+            scenario("e1b", "e1b", "baseline", 3_000.0, 81_000.0),
         ],
     },
     Binary {
         package: "tools-schema",
         bench: "schema",
-        scenarios: &[scenario("e3", "e3", "baseline", 50_000.0, "235 µs")],
+        scenarios: &[scenario("e3", "e3", "baseline", 50_000.0, 185_300.0)],
     },
     Binary {
         package: "tools-registry",
@@ -75,31 +76,31 @@ const BINARIES: &[Binary] = &[
             "d_schemas_200_tools",
             "baseline",
             20_000.0,
-            "4.75 ms",
+            3_520_000.0,
         )],
     },
     Binary {
         package: "tools-pipeline",
         bench: "pipeline",
         scenarios: &[
-            scenario("a", "a", "baseline", 2_000.0, "350 µs"),
-            scenario("a2", "a2", "baseline", 2_000.0, "452 µs"),
-            scenario("b", "b", "baseline", 3_000.0, "382 µs"),
-            scenario("b2", "b2", "baseline", 3_000.0, "387 µs"),
+            scenario("a", "a", "baseline", 2_000.0, 378_800.0),
+            scenario("a2", "a2", "baseline", 2_000.0, 424_600.0),
+            scenario("b", "b", "baseline", 3_000.0, 401_100.0),
+            scenario("b2", "b2", "baseline", 3_000.0, 437_400.0),
             scenario(
                 "c",
                 "c_1000_concurrent_per_call",
                 "baseline",
                 2_000.0,
-                "364 µs",
+                439_400.0,
             ),
-            scenario("e2", "e2", "baseline_nested", 10_000.0, "633 µs"),
+            scenario("e2", "e2", "baseline_nested", 10_000.0, 557_600.0),
             scenario(
                 "e2_clone",
                 "e2_clone",
                 "baseline_nested",
                 10_000.0,
-                "633 µs",
+                557_600.0,
             ),
         ],
     },
@@ -112,14 +113,14 @@ const BINARIES: &[Binary] = &[
                 "c_batch_scheduler_1_workers",
                 "baseline_spawned_1_workers",
                 2_000.0,
-                "364 µs",
+                439_400.0,
             ),
             scenario(
                 "c_mt2",
                 "c_batch_scheduler_2_workers",
                 "baseline_spawned_2_workers",
                 2_000.0,
-                "364 µs",
+                439_400.0,
             ),
         ],
     },
@@ -132,28 +133,28 @@ const BINARIES: &[Binary] = &[
                 "codemode/f1_fake_runtime_100_sequential",
                 "codemode/baseline_100_sequential",
                 500_000.0,
-                "21.9 ms",
+                19_100_000.0,
             ),
             scenario(
                 "f2",
                 "codemode/f2_fake_runtime_100_joined",
                 "codemode/baseline_100_joined",
                 500_000.0,
-                "20.6 ms",
+                21_100_000.0,
             ),
             scenario(
                 "f3",
                 "codemode/f3_quickjs_100_sequential",
                 "codemode/baseline_100_sequential",
                 5_000_000.0,
-                "116 ms",
+                119_200_000.0,
             ),
             scenario(
                 "f4",
                 "codemode/f4_quickjs_return_100",
                 "codemode/baseline_100_sequential",
                 1_000_000.0,
-                "53 ms",
+                71_600_000.0,
             ),
         ],
     },
@@ -166,7 +167,8 @@ struct Measured {
     median_ns: f64,
     baseline_ns: f64,
     budget_ns: f64,
-    reference: &'static str,
+    /// The TypeScript reference's median (ns), measured side by side on 2026-12-01.
+    reference_ns: f64,
 }
 
 impl Measured {
@@ -194,7 +196,8 @@ struct Summary {
     met_runs: usize,
     runs: usize,
     budget_ns: f64,
-    reference: &'static str,
+    /// The TypeScript reference's median (ns), measured side by side on 2026-12-01.
+    reference_ns: f64,
 }
 
 impl Summary {
@@ -212,7 +215,7 @@ impl Summary {
             met_runs: runs.iter().filter(|m| m.median_ns <= m.budget_ns).count(),
             runs: runs.len(),
             budget_ns: first.budget_ns,
-            reference: first.reference,
+            reference_ns: first.reference_ns,
         })
     }
 
@@ -333,7 +336,7 @@ fn run_suite(full: bool) -> Result<Vec<Measured>, String> {
                 median_ns: median_ns(&criterion_dir, scenario.bench)?,
                 baseline_ns: median_ns(&criterion_dir, scenario.baseline)?,
                 budget_ns: scenario.budget_ns,
-                reference: scenario.reference,
+                reference_ns: scenario.reference_ns,
             });
         }
     }
@@ -406,13 +409,13 @@ fn table(summaries: &[Summary]) -> String {
     let several = summaries.iter().any(|s| s.runs > 1);
     let mut out = if several {
         String::from(
-            "| scenario | median | range of the runs | bare baseline | ratio | budget | met | TypeScript reference |\n\
-             | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+            "| scenario | median | range of the runs | bare baseline | ratio | budget | met | TypeScript reference | ahead of it |\n\
+             | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
         )
     } else {
         String::from(
-            "| scenario | median | bare baseline | ratio | budget | met | TypeScript reference |\n\
-             | --- | --- | --- | --- | --- | --- | --- |\n",
+            "| scenario | median | bare baseline | ratio | budget | met | TypeScript reference | ahead of it |\n\
+             | --- | --- | --- | --- | --- | --- | --- | --- |\n",
         )
     };
     for s in summaries {
@@ -429,13 +432,14 @@ fn table(summaries: &[Summary]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {range}{} | {:.2}× | ≤ {} | {met} | {} |",
+            "| {} | {} | {range}{} | {:.2}× | ≤ {} | {met} | {} | {:.0}× |",
             s.id,
             human(s.median_ns),
             human(s.baseline_ns),
             s.ratio,
             human(s.budget_ns),
-            s.reference
+            human(s.reference_ns),
+            s.reference_ns / s.median_ns
         );
     }
     out
@@ -610,7 +614,7 @@ mod tests {
             median_ns,
             baseline_ns,
             budget_ns,
-            reference: "ref",
+            reference_ns: 300_000.0,
         }
     }
 
@@ -624,7 +628,10 @@ mod tests {
         .filter_map(|m| Summary::of(&[m]))
         .collect();
         let table = table(&summaries);
-        assert!(table.contains("| a | 1.50 µs | 150 ns | 10.00× | ≤ 2.00 µs | yes | ref |"));
+        assert!(
+            table
+                .contains("| a | 1.50 µs | 150 ns | 10.00× | ≤ 2.00 µs | yes | 300.00 µs | 200× |")
+        );
         assert!(table.contains("| e2 | 12.00 µs | 150 ns | 80.00× | ≤ 10.00 µs | **no** |"));
     }
 
@@ -645,7 +652,7 @@ mod tests {
         assert_eq!((summary.met_runs, summary.runs), (2, 3));
         let table = table(&[summary]);
         assert!(
-            table.contains("| a | 1.90 µs | 1.80 µs–3.00 µs | 150 ns | 12.00× | ≤ 2.00 µs | yes (2 of 3 runs) | ref |"),
+            table.contains("| a | 1.90 µs | 1.80 µs–3.00 µs | 150 ns | 12.00× | ≤ 2.00 µs | yes (2 of 3 runs) | 300.00 µs | 158× |"),
             "{table}"
         );
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);

@@ -14,7 +14,10 @@
 //! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
 //! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
 //! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile;
-//! - `e1`: validating `NESTED_ARGS` against the compiled `NESTED_SPEC` (scenario e1).
+//! - `e1`, `e1b`: validating `NESTED_ARGS` (e1b: with `items[3].qty = "four"`) against the
+//!   compiled `NESTED_SPEC` (scenarios e1 and e1b);
+//! - `f3`, `f4`: one `run_code` of scenario f3 (100 sequential `noop` sub-calls through
+//!   QuickJS) or f4 (`return 100`) on a 2-worker runtime, per run.
 //!
 //! `N` counts calls (compiles for `e3`), or batches of 1 000 for `join` and `batch`.
 #![allow(
@@ -66,6 +69,41 @@ fn pipeline() -> Pipeline {
     Pipeline::new(registry)
 }
 
+/// Scenario f3's program, verbatim.
+const F3_PROGRAM: &str = "let n: number = 0; for (let i = 0; i < 100; i++) { const v = await tools.noop({ text: `x${i}`, n: i }); if (v === \"ok\") n++ } return n";
+
+fn code_runs(f3: bool, n: usize) -> Duration {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let quickjs =
+        tools_codemode::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let runtime = ToolRuntime::builder()
+        .mode(tools_runtime::PresentationMode::Code)
+        .code_runtime(std::sync::Arc::new(quickjs))
+        .build()
+        .unwrap();
+    runtime.register(tools::noop()).unwrap().keep();
+    let code = if f3 { F3_PROGRAM } else { "return 100" };
+    let started = Instant::now();
+    for i in 0..n {
+        let call = ToolCall::new(
+            i.to_string(),
+            "run_code",
+            json!({"code": code, "description": "bench"}),
+        )
+        .unwrap();
+        let result = rt.block_on(runtime.execute(call));
+        assert_eq!(
+            result.value().map(|v| v.as_value().clone()),
+            Some(json!({"logs": [], "result": 100}))
+        );
+    }
+    started.elapsed()
+}
+
 fn runtime_batches(batch: bool, n: usize) -> Duration {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -105,19 +143,23 @@ fn main() {
     let n: usize = args.next().map_or(10_000, |n| n.parse().expect("a count"));
     let per_call = match mode.as_str() {
         "join" | "batch" => runtime_batches(mode == "batch", n) / u32::try_from(n).unwrap(),
-        "e1" => {
+        "e1" | "e1b" => {
             let schema = nested::nested_spec().compile().unwrap();
-            let value: Value = serde_json::from_str(nested::NESTED_ARGS).unwrap();
+            let mut value: Value = serde_json::from_str(nested::NESTED_ARGS).unwrap();
+            let expected = usize::from(mode == "e1b");
+            if expected == 1 {
+                value["items"][3]["qty"] = json!("four");
+            }
             let started = Instant::now();
             for _ in 0..n {
-                assert!(
-                    black_box(&schema)
-                        .validate(black_box(&value), "")
-                        .is_empty()
+                assert_eq!(
+                    black_box(&schema).validate(black_box(&value), "").len(),
+                    expected
                 );
             }
             started.elapsed() / u32::try_from(n).unwrap()
         }
+        "f3" | "f4" => code_runs(mode == "f3", n) / u32::try_from(n).unwrap(),
         "e3" => {
             let spec = nested::nested_spec();
             let started = Instant::now();
