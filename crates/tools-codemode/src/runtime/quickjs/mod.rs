@@ -219,45 +219,79 @@ async fn drive(
         }
     };
 
+    // Set when a reply went to a program with no other call in flight: it usually calls
+    // again within microseconds, so the next event is looked for (yielding) before parking.
+    let mut spin_until: Option<std::time::Instant> = None;
     let outcome: Option<Outcome> = loop {
-        tokio::select! {
-            // Stop signals first, so a flood of events cannot starve them.
-            biased;
-            () = cancel.cancelled(), if !stopping => stop(StopReason::Abort, &mut stopping, &mut grace),
-            () = dispose.cancelled(), if !stopping => stop(StopReason::Disposed, &mut stopping, &mut grace),
-            () = &mut wall, if !stopping => stop(StopReason::Wall, &mut stopping, &mut grace),
-            () = &mut watchdog, if !stopping => {
-                // The engine's own check fires at the budget; this one backs it up when the
-                // engine is stuck in a long native operation.
-                let busy = shared.busy();
-                let ceiling = limits.compute + limits.settle_grace;
-                if busy >= ceiling {
-                    stop(StopReason::Compute, &mut stopping, &mut grace);
-                } else {
-                    watchdog.as_mut().reset(Instant::now() + (ceiling - busy));
-                }
+        let early = match spin_until.take() {
+            Some(deadline) if calls.is_empty() => {
+                next_event_soon(&mut events, deadline, &cancel, &dispose).await
             }
-            event = events.recv() => match event {
-                Some(Event::Log(text)) => {
-                    if !ledger.push(&text) {
-                        stop(StopReason::OutputLimit, &mut stopping, &mut grace);
-                    }
+            _ => None,
+        };
+        let wake = match early {
+            Some(event) => Wake::Event(Some(event)),
+            None => tokio::select! {
+                // Stop signals first, so a flood of events cannot starve them.
+                biased;
+                () = cancel.cancelled(), if !stopping => {
+                    stop(StopReason::Abort, &mut stopping, &mut grace);
+                    Wake::Idle
                 }
-                Some(Event::Call { id, namespace, name, args }) => {
-                    if stopping {
-                        continue;
-                    }
-                    let global = namespaces.get(namespace).map(|n| n.global.clone()).unwrap_or_default();
-                    let pending = host.call(&global, &name, args);
-                    calls.push(async move { (id, pending.await) });
+                () = dispose.cancelled(), if !stopping => {
+                    stop(StopReason::Disposed, &mut stopping, &mut grace);
+                    Wake::Idle
                 }
-                Some(Event::Done(outcome)) => break Some(outcome),
-                None => break None,
+                () = &mut wall, if !stopping => {
+                    stop(StopReason::Wall, &mut stopping, &mut grace);
+                    Wake::Idle
+                }
+                () = &mut watchdog, if !stopping => {
+                    // The engine's own check fires at the budget; this one backs it up when
+                    // the engine is stuck in a long native operation.
+                    let busy = shared.busy();
+                    let ceiling = limits.compute + limits.settle_grace;
+                    if busy >= ceiling {
+                        stop(StopReason::Compute, &mut stopping, &mut grace);
+                    } else {
+                        watchdog.as_mut().reset(Instant::now() + (ceiling - busy));
+                    }
+                    Wake::Idle
+                }
+                event = events.recv() => Wake::Event(event),
+                Some((id, result)) = calls.next(), if !calls.is_empty() => {
+                    let _ = commands.send(Command::Reply { id, result });
+                    spin_until = Some(std::time::Instant::now() + EVENT_SPIN);
+                    Wake::Idle
+                }
+                () = &mut grace, if stopping => Wake::End,
             },
-            Some((id, result)) = calls.next(), if !calls.is_empty() => {
-                let _ = commands.send(Command::Reply { id, result });
+        };
+        match wake {
+            Wake::Idle => {}
+            Wake::End | Wake::Event(None) => break None,
+            Wake::Event(Some(Event::Log(text))) => {
+                if !ledger.push(&text) {
+                    stop(StopReason::OutputLimit, &mut stopping, &mut grace);
+                }
             }
-            () = &mut grace, if stopping => break None,
+            Wake::Event(Some(Event::Call {
+                id,
+                namespace,
+                name,
+                args,
+            })) => {
+                if stopping {
+                    continue;
+                }
+                let global = namespaces
+                    .get(namespace)
+                    .map(|n| n.global.clone())
+                    .unwrap_or_default();
+                let pending = host.call(&global, &name, args);
+                calls.push(async move { (id, pending.await) });
+            }
+            Wake::Event(Some(Event::Done(outcome))) => break Some(outcome),
         }
     };
     drop(calls);
@@ -298,6 +332,47 @@ async fn drive(
     match failure {
         Ok(value) => ledger.complete(value),
         Err(failure) => ledger.fail(failure),
+    }
+}
+
+/// How long the run's task looks for the program's next event after a reply (yielding to
+/// other tasks between looks) before it parks. The engine thread answers a reply with its
+/// next call within microseconds when the program calls tools in a loop, while a parked
+/// worker costs a wake-up of tens of microseconds on a virtualised machine; the look
+/// mirrors the engine side's `REPLY_SPIN`. It only happens when no other call is in flight.
+const EVENT_SPIN: Duration = Duration::from_micros(100);
+
+/// What woke the run's task.
+enum Wake {
+    /// A stop signal, a timer or a reply was handled.
+    Idle,
+    /// An event from the engine thread (`None`: it hung up).
+    Event(Option<Event>),
+    /// The settle grace after a stop ran out.
+    End,
+}
+
+/// The engine's next event if it arrives before `deadline`, yielding between looks; `None`
+/// (the caller waits as usual) past the deadline, on a stop signal, or when the thread hung
+/// up.
+async fn next_event_soon(
+    events: &mut mpsc::UnboundedReceiver<Event>,
+    deadline: std::time::Instant,
+    cancel: &tokio_util::sync::CancellationToken,
+    dispose: &tokio_util::sync::CancellationToken,
+) -> Option<Event> {
+    loop {
+        match events.try_recv() {
+            Ok(event) => return Some(event),
+            Err(mpsc::error::TryRecvError::Empty)
+                if std::time::Instant::now() < deadline
+                    && !cancel.is_cancelled()
+                    && !dispose.is_cancelled() =>
+            {
+                tokio::task::yield_now().await;
+            }
+            Err(_) => return None,
+        }
     }
 }
 
