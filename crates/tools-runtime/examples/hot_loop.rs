@@ -16,7 +16,8 @@
 //! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile;
 //! - `e1`, `e1b`: validating `NESTED_ARGS` (e1b: with `items[3].qty = "four"`) against the
 //!   compiled `NESTED_SPEC` (scenarios e1 and e1b);
-//! - `f3`, `f4`: one `run_code` of scenario f3 (100 sequential `noop` sub-calls through
+//! - `f1`, `f3`, `f4`: one `run_code` of scenario f1 (100 sequential `noop` sub-calls from
+//!   an in-process fake runtime), f3 (100 sequential `noop` sub-calls through
 //!   QuickJS) or f4 (`return 100`) on a 2-worker runtime, per run.
 //!
 //! `N` counts calls (compiles for `e3`), or batches of 1 000 for `join` and `batch`.
@@ -72,21 +73,62 @@ fn pipeline() -> Pipeline {
 /// Scenario f3's program, verbatim.
 const F3_PROGRAM: &str = "let n: number = 0; for (let i = 0; i < 100; i++) { const v = await tools.noop({ text: `x${i}`, n: i }); if (v === \"ok\") n++ } return n";
 
-fn code_runs(f3: bool, n: usize) -> Duration {
+/// Scenario f1's in-process fake runtime: 100 sequential `noop` sub-calls through the
+/// binding host; returns how many resolved to `"ok"`.
+struct FakeRuntime;
+
+impl tools_runtime::CodeRuntime for FakeRuntime {
+    fn language(&self) -> tools_codemode::Language {
+        tools_codemode::Language::TypeScript
+    }
+
+    fn isolation(&self) -> &str {
+        "in-process-hot-loop"
+    }
+
+    fn run(&self, request: tools_codemode::CodeRunRequest) -> tools_codemode::RunFuture {
+        Box::pin(async move {
+            let mut count = 0;
+            for i in 0..100 {
+                let args = tools_json::JsonValue::new(json!({"text": format!("x{i}"), "n": i}));
+                let outcome = request.host.call("tools", "noop", args.unwrap()).await;
+                if matches!(&outcome, Ok(v) if v.as_str() == Some("ok")) {
+                    count += 1;
+                }
+            }
+            Ok(tools_codemode::CodeRunResult {
+                value: Some(tools_json::JsonValue::new(json!(count)).unwrap()),
+                logs: vec![],
+                error: None,
+            })
+        })
+    }
+}
+
+fn code_runs(mode: &str, n: usize) -> Duration {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let quickjs =
-        tools_codemode::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let code_runtime: std::sync::Arc<dyn tools_runtime::CodeRuntime> = if mode == "f1" {
+        std::sync::Arc::new(FakeRuntime)
+    } else {
+        std::sync::Arc::new(
+            tools_codemode::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap(),
+        )
+    };
     let runtime = ToolRuntime::builder()
         .mode(tools_runtime::PresentationMode::Code)
-        .code_runtime(std::sync::Arc::new(quickjs))
+        .code_runtime(code_runtime)
         .build()
         .unwrap();
     runtime.register(tools::noop()).unwrap().keep();
-    let code = if f3 { F3_PROGRAM } else { "return 100" };
+    let code = if mode == "f4" {
+        "return 100"
+    } else {
+        F3_PROGRAM
+    };
     let started = Instant::now();
     for i in 0..n {
         let call = ToolCall::new(
@@ -159,7 +201,7 @@ fn main() {
             }
             started.elapsed() / u32::try_from(n).unwrap()
         }
-        "f3" | "f4" => code_runs(mode == "f3", n) / u32::try_from(n).unwrap(),
+        "f1" | "f3" | "f4" => code_runs(&mode, n) / u32::try_from(n).unwrap(),
         "e3" => {
             let spec = nested::nested_spec();
             let started = Instant::now();
