@@ -16,6 +16,7 @@
 //! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile;
 //! - `e1`, `e1b`: validating `NESTED_ARGS` (e1b: with `items[3].qty = "four"`) against the
 //!   compiled `NESTED_SPEC` (scenarios e1 and e1b);
+//! - `register`: defining (compiling) and registering `N` catalog tools, per tool;
 //! - `f1`, `f3`, `f4`: one `run_code` of scenario f1 (100 sequential `noop` sub-calls from
 //!   an in-process fake runtime), f3 (100 sequential `noop` sub-calls through
 //!   QuickJS) or f4 (`return 100`) on a 2-worker runtime, per run.
@@ -200,6 +201,18 @@ fn main() {
                 );
             }
             started.elapsed() / u32::try_from(n).unwrap()
+        }
+        "register" => {
+            // Build and register `n` catalog tools (scenario d's shape) in a fresh registry,
+            // then drop it: per tool.
+            let registry = Registry::new();
+            let started = Instant::now();
+            for i in 0..n {
+                registry.register(tools::catalog(i)).unwrap().keep();
+            }
+            let elapsed = started.elapsed();
+            black_box(registry.schemas(None).len());
+            elapsed / u32::try_from(n).unwrap()
         }
         "f1" | "f3" | "f4" => code_runs(&mode, n) / u32::try_from(n).unwrap(),
         "e3" => {
