@@ -196,6 +196,9 @@ impl<'a> Direct<'a> {
                 match items {
                     Some(items) => {
                         for (index, element) in elements.iter().enumerate() {
+                            if plain_scalar_passes(nodes, *items, element) {
+                                continue;
+                            }
                             let frame = Frame {
                                 parent: Some(at),
                                 step: Step::Index(index),
@@ -233,6 +236,7 @@ impl<'a> Direct<'a> {
         }
     }
 
+    #[inline(never)]
     fn one_of(&mut self, branches: &'a [NodeId], value: &'a Value, at: &Frame<'a, '_>) -> bool {
         self.probing += 1;
         let mut matched = 0usize;
@@ -263,6 +267,9 @@ impl<'a> Direct<'a> {
     /// required properties, the declared properties in declaration order (each subtree
     /// whole), undeclared keys of a closed object in value order, then the lossless check
     /// of the undeclared members when nothing below was reported.
+    // Kept out of `visit`: inlined, its slots and saved registers would make every scalar's
+    // call pay an object's frame.
+    #[inline(never)]
     fn object(
         &mut self,
         properties: &'a PropertyMap,
@@ -324,6 +331,9 @@ impl<'a> Direct<'a> {
             let (Some(member), Some((name, &child))) = (member, properties.get_index(index)) else {
                 continue;
             };
+            if plain_scalar_passes(self.nodes, child, member) {
+                continue;
+            }
             let frame = Frame {
                 parent: Some(at),
                 step: Step::Key(name),
@@ -373,7 +383,7 @@ impl<'a> Direct<'a> {
             return Scalar::Failed(self.fail(at, ViolationKind::ExpectedType { expected }));
         }
         if let Some(allowed) = allowed
-            && !allowed.iter().any(|member| json_scalar_eq(member, value))
+            && !in_enum(allowed, value)
         {
             return Scalar::Failed(self.fail_with(at, || ViolationKind::NotInEnum {
                 allowed: allowed.to_vec(),
@@ -387,6 +397,41 @@ impl<'a> Direct<'a> {
             }));
         }
         Scalar::Passed
+    }
+}
+
+/// Whether `node` is a scalar type without `enum`, `const` or bounds and `value` has that
+/// type: such a leaf (most of a typical argument object) passes without a call to
+/// [`Direct::visit`]. `false` means "not decided here", never "invalid".
+#[inline(always)]
+fn plain_scalar_passes(nodes: &[Node], node: NodeId, value: &Value) -> bool {
+    let Some(Node::Scalar {
+        ty,
+        allowed: None,
+        constant: None,
+        bounds: None,
+    }) = nodes.get(node as usize)
+    else {
+        return false;
+    };
+    match (ty, value) {
+        (JsonType::String, Value::String(_))
+        | (JsonType::Boolean, Value::Bool(_))
+        | (JsonType::Null, Value::Null) => true,
+        (JsonType::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
+        (JsonType::Number, Value::Number(n)) => !crate::is_negative_zero(n),
+        _ => false,
+    }
+}
+
+/// Whether `value` is one of `allowed`: strings compared as strings (the common enum),
+/// anything else by [`json_scalar_eq`].
+fn in_enum(allowed: &[Value], value: &Value) -> bool {
+    match value {
+        Value::String(text) => allowed
+            .iter()
+            .any(|member| member.as_str() == Some(text.as_str())),
+        _ => allowed.iter().any(|member| json_scalar_eq(member, value)),
     }
 }
 
