@@ -226,7 +226,8 @@ impl Lane {
                     }
                     continue;
                 }
-                let call = self.sub_call(head);
+                let id = self.sub_call_id(head.n);
+                let call = self.sub_call(head, Arc::clone(&id));
                 let exclusive = match &call {
                     Ok(call) => self.pipeline.execution_mode(call) == ExecutionMode::Exclusive,
                     Err(_) => true,
@@ -239,7 +240,7 @@ impl Lane {
                     };
                 if has_capacity {
                     if let Some(sub) = self.pending.pop_front() {
-                        self.start(sub, call, exclusive).await;
+                        self.start(sub, id, call, exclusive).await;
                     }
                     continue;
                 }
@@ -273,13 +274,21 @@ impl Lane {
             .is_some_and(|slot| slot.settled.is_some())
     }
 
+    /// `<outer call id>:code:<n>` (once per sub-call).
     fn sub_call_id(&self, n: u64) -> Arc<str> {
-        format!("{}:code:{n}", self.ctx.call().call_id).into()
+        let parent = &self.ctx.call().call_id;
+        let mut digits = itoa::Buffer::new();
+        let n = digits.format(n);
+        let mut id = String::with_capacity(parent.len() + ":code:".len() + n.len());
+        id.push_str(parent);
+        id.push_str(":code:");
+        id.push_str(n);
+        id.into()
     }
 
-    fn sub_call(&self, sub: &Submission) -> Result<ToolCall, ToolResult> {
+    fn sub_call(&self, sub: &Submission, id: Arc<str>) -> Result<ToolCall, ToolResult> {
         let outer = self.ctx.call();
-        let call = ToolCall::from_json(self.sub_call_id(sub.n), &sub.name, sub.args.clone())
+        let call = ToolCall::from_json(id, &sub.name, sub.args.clone())
             .map_err(|_| ToolResult::unknown_tool(&sub.name))?
             .with_cancellation(self.state.token.clone())
             .with_parent(outer.token)
@@ -294,6 +303,7 @@ impl Lane {
     async fn start(
         &mut self,
         sub: Submission,
+        sub_call_id: Arc<str>,
         call: Result<ToolCall, ToolResult>,
         exclusive: bool,
     ) {
@@ -302,7 +312,6 @@ impl Lane {
         if exclusive {
             self.exclusive_active = true;
         }
-        let sub_call_id = self.sub_call_id(sub.n);
         if let Some(events) = &self.events {
             events.started(&DispatchStarted {
                 root_call_id: Arc::clone(&self.ctx.call().root_call_id),
