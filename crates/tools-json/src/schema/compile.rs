@@ -26,6 +26,8 @@ pub(crate) enum Node {
         allowed: Option<Box<[Value]>>,
         constant: Option<Value>,
         bounds: Option<Box<Bounds>>,
+        /// No `enum`, `const` or bounds: the type alone decides (set once, here).
+        plain: bool,
     },
     /// An array, with an optional element schema.
     Array {
@@ -116,15 +118,21 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                         bounds,
                     }
                 }
-                Some(ty) => Node::Scalar {
-                    ty,
-                    allowed: keys
+                Some(ty) => {
+                    let allowed: Option<Box<[Value]>> = keys
                         .enumeration
                         .and_then(Value::as_array)
-                        .map(|values| values.clone().into_boxed_slice()),
-                    constant: keys.constant.cloned(),
-                    bounds,
-                },
+                        .map(|values| values.clone().into_boxed_slice());
+                    let constant = keys.constant.cloned();
+                    let plain = allowed.is_none() && constant.is_none() && bounds.is_none();
+                    Node::Scalar {
+                        ty,
+                        allowed,
+                        constant,
+                        bounds,
+                        plain,
+                    }
+                }
             }
         };
         if let Some(target) = nodes.get_mut(slot) {

@@ -16,11 +16,11 @@
 //! [`Frame`] on the Rust stack, linked to its parent's.
 
 use serde_json::Value;
-use smallvec::SmallVec;
 
 use super::bounds::Bounds;
 use super::compile::PropertyMap;
-use super::{Node, NodeId, is_integer, json_scalar_eq};
+use super::walk::{Members, match_members, plain_scalar_passes, scalar_miss};
+use super::{Node, NodeId};
 use crate::lossless::Step;
 use crate::{
     JsonType, LosslessScope, Path, Segment, Violation, ViolationKind, Violations, is_lossless,
@@ -164,10 +164,8 @@ impl<'a> Direct<'a> {
                 if !is_lossless(value) {
                     let scope = LosslessScope::Value;
                     self.fail(at, ViolationKind::NotLossless { scope })
-                } else if let Some(bounds) = bounds {
-                    self.bounds(bounds, value, at)
                 } else {
-                    true
+                    self.bounds(bounds.as_deref(), value, at)
                 }
             }
             Node::OneOf(branches) => self.one_of(branches, value, at),
@@ -176,21 +174,20 @@ impl<'a> Direct<'a> {
                 allowed,
                 constant,
                 bounds,
-            } => match self.scalar(*ty, allowed.as_deref(), constant.as_ref(), value, at) {
-                Scalar::Passed => match bounds {
-                    Some(bounds) => self.bounds(bounds, value, at),
-                    None => true,
-                },
-                Scalar::Failed(go_on) => go_on,
-            },
+                ..
+            } => {
+                let (allowed, constant) = (allowed.as_deref(), constant.as_ref());
+                match scalar_miss(*ty, allowed, constant, value) {
+                    Some(miss) => self.fail_with(at, || miss.kind(*ty, allowed, constant)),
+                    None => self.bounds(bounds.as_deref(), value, at),
+                }
+            }
             Node::Array { items, bounds } => {
                 let Value::Array(elements) = value else {
                     let expected = JsonType::Array;
                     return self.fail(at, ViolationKind::ExpectedType { expected });
                 };
-                if let Some(bounds) = bounds
-                    && !self.bounds(bounds, value, at)
-                {
+                if !self.bounds(bounds.as_deref(), value, at) {
                     return false;
                 }
                 match items {
@@ -226,9 +223,7 @@ impl<'a> Direct<'a> {
                     let expected = JsonType::Object;
                     return self.fail(at, ViolationKind::ExpectedType { expected });
                 };
-                if let Some(bounds) = bounds
-                    && !self.bounds(bounds, value, at)
-                {
+                if !self.bounds(bounds.as_deref(), value, at) {
                     return false;
                 }
                 self.object(properties, required, *closed, members, at)
@@ -253,8 +248,12 @@ impl<'a> Direct<'a> {
         }
     }
 
-    /// Every bound `value` breaks (the first only, when probing or quiet).
-    fn bounds(&mut self, bounds: &'a Bounds, value: &'a Value, at: &Frame<'a, '_>) -> bool {
+    /// Every bound `value` breaks (the first only, when probing or quiet); `true` without
+    /// bounds.
+    fn bounds(&mut self, bounds: Option<&'a Bounds>, value: &'a Value, at: &Frame<'a, '_>) -> bool {
+        let Some(bounds) = bounds else {
+            return true;
+        };
         let mut go_on = true;
         bounds.check(value, |kind| {
             go_on = self.fail(at, kind);
@@ -288,27 +287,10 @@ impl<'a> Direct<'a> {
                 &mut spilled
             }
         };
-        let mut undeclared_lossy = false;
-        let mut undeclared: SmallVec<[&'a str; 2]> = SmallVec::new();
-        // Arguments usually list their keys in declaration order: try the next declared name
-        // before hashing.
-        let mut cursor = 0;
-        for (key, member) in members {
-            let index = match properties.get_index(cursor) {
-                Some((name, _)) if **name == **key => Some(cursor),
-                _ => properties.get_index_of(key.as_str()),
-            };
-            match index {
-                Some(index) => {
-                    cursor = index + 1;
-                    if let Some(slot) = present.get_mut(index) {
-                        *slot = Some(member);
-                    }
-                }
-                None if closed => undeclared.push(key),
-                None => undeclared_lossy |= !is_lossless(member),
-            }
-        }
+        let Members {
+            undeclared,
+            undeclared_lossy,
+        } = match_members(properties, closed, members, present);
         for &index in required {
             if present.get(index as usize).is_some_and(Option::is_none) {
                 let Some((name, _)) = properties.get_index(index as usize) else {
@@ -356,89 +338,6 @@ impl<'a> Direct<'a> {
         }
         true
     }
-
-    fn scalar(
-        &mut self,
-        ty: JsonType,
-        allowed: Option<&'a [Value]>,
-        constant: Option<&'a Value>,
-        value: &'a Value,
-        at: &Frame<'a, '_>,
-    ) -> Scalar {
-        let type_ok = match (ty, value) {
-            (JsonType::String, Value::String(_))
-            | (JsonType::Boolean, Value::Bool(_))
-            | (JsonType::Null, Value::Null) => true,
-            (JsonType::Number, Value::Number(n)) => {
-                if crate::is_negative_zero(n) {
-                    return Scalar::Failed(self.fail(at, ViolationKind::NotFiniteNumber));
-                }
-                true
-            }
-            (JsonType::Integer, Value::Number(n)) => is_integer(n),
-            _ => false,
-        };
-        if !type_ok {
-            let expected = ty;
-            return Scalar::Failed(self.fail(at, ViolationKind::ExpectedType { expected }));
-        }
-        if let Some(allowed) = allowed
-            && !in_enum(allowed, value)
-        {
-            return Scalar::Failed(self.fail_with(at, || ViolationKind::NotInEnum {
-                allowed: allowed.to_vec(),
-            }));
-        }
-        if let Some(constant) = constant
-            && !json_scalar_eq(constant, value)
-        {
-            return Scalar::Failed(self.fail_with(at, || ViolationKind::ConstMismatch {
-                expected: constant.clone(),
-            }));
-        }
-        Scalar::Passed
-    }
-}
-
-/// Whether `node` is a scalar type without `enum`, `const` or bounds and `value` has that
-/// type: such a leaf (most of a typical argument object) passes without a call to
-/// [`Direct::visit`]. `false` means "not decided here", never "invalid".
-#[inline(always)]
-fn plain_scalar_passes(nodes: &[Node], node: NodeId, value: &Value) -> bool {
-    let Some(Node::Scalar {
-        ty,
-        allowed: None,
-        constant: None,
-        bounds: None,
-    }) = nodes.get(node as usize)
-    else {
-        return false;
-    };
-    match (ty, value) {
-        (JsonType::String, Value::String(_))
-        | (JsonType::Boolean, Value::Bool(_))
-        | (JsonType::Null, Value::Null) => true,
-        (JsonType::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
-        (JsonType::Number, Value::Number(n)) => !crate::is_negative_zero(n),
-        _ => false,
-    }
-}
-
-/// Whether `value` is one of `allowed`: strings compared as strings (the common enum),
-/// anything else by [`json_scalar_eq`].
-fn in_enum(allowed: &[Value], value: &Value) -> bool {
-    match value {
-        Value::String(text) => allowed
-            .iter()
-            .any(|member| member.as_str() == Some(text.as_str())),
-        _ => allowed.iter().any(|member| json_scalar_eq(member, value)),
-    }
-}
-
-/// A scalar check's outcome: passed (bounds come next), or failed (and whether to go on).
-enum Scalar {
-    Passed,
-    Failed(bool),
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod pattern;
 mod supported;
 mod unique;
 mod validate;
+mod walk;
 
 use std::fmt;
 use std::sync::Arc;

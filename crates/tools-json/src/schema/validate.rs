@@ -9,7 +9,8 @@ use smallvec::SmallVec;
 
 use super::bounds::Bounds;
 use super::compile::PropertyMap;
-use super::{Node, NodeId, is_integer, json_scalar_eq};
+use super::walk::{Members, match_members, scalar_miss};
+use super::{Node, NodeId};
 use crate::lossless::{Step, materialize_path};
 use crate::{JsonType, LosslessScope, Violation, ViolationKind, Violations, is_lossless};
 
@@ -254,17 +255,18 @@ impl<'a> Walk<'a> {
                 allowed,
                 constant,
                 bounds,
+                ..
             } => {
-                let passed = self.scalar(
-                    *ty,
-                    allowed.as_deref(),
-                    constant.as_ref(),
-                    value,
-                    parent,
-                    step,
-                );
-                if passed && let Some(bounds) = bounds {
-                    self.bounds(bounds, value, parent, step);
+                let (allowed, constant) = (allowed.as_deref(), constant.as_ref());
+                match scalar_miss(*ty, allowed, constant, value) {
+                    Some(miss) => {
+                        self.fail_with(parent, step, || miss.kind(*ty, allowed, constant));
+                    }
+                    None => {
+                        if let Some(bounds) = bounds {
+                            self.bounds(bounds, value, parent, step);
+                        }
+                    }
                 }
             }
             Node::Array { items, bounds } => {
@@ -355,25 +357,10 @@ impl<'a> Walk<'a> {
         let mut present = std::mem::take(&mut self.present);
         present.clear();
         present.resize(properties.len(), None);
-        let mut undeclared_lossy = false;
-        let mut undeclared: Vec<&'a str> = Vec::new();
-        // Arguments usually list their keys in declaration order: try the next declared name
-        // before hashing.
-        let mut cursor = 0;
-        for (key, member) in members {
-            let index = match properties.get_index(cursor) {
-                Some((name, _)) if **name == **key => Some(cursor),
-                _ => properties.get_index_of(key.as_str()),
-            };
-            if let Some(index) = index {
-                cursor = index + 1;
-            }
-            match index {
-                Some(index) => present[index] = Some(member),
-                None if closed => undeclared.push(key),
-                None => undeclared_lossy |= !is_lossless(member),
-            }
-        }
+        let Members {
+            undeclared,
+            undeclared_lossy,
+        } = match_members(properties, closed, members, &mut present);
         for &index in required {
             if present.get(index as usize).is_some_and(Option::is_none) {
                 let Some((name, _)) = properties.get_index(index as usize) else {
@@ -442,51 +429,5 @@ impl<'a> Walk<'a> {
                 },
             );
         }
-    }
-
-    fn scalar(
-        &mut self,
-        ty: JsonType,
-        allowed: Option<&[Value]>,
-        constant: Option<&Value>,
-        value: &'a Value,
-        parent: u32,
-        step: Step<'a>,
-    ) -> bool {
-        let type_ok = match (ty, value) {
-            (JsonType::String, Value::String(_))
-            | (JsonType::Boolean, Value::Bool(_))
-            | (JsonType::Null, Value::Null) => true,
-            (JsonType::Number, Value::Number(n)) => {
-                if crate::is_negative_zero(n) {
-                    self.fail_at(parent, step, ViolationKind::NotFiniteNumber);
-                    return false;
-                }
-                true
-            }
-            (JsonType::Integer, Value::Number(n)) => is_integer(n),
-            _ => false,
-        };
-        if !type_ok {
-            self.fail_at(parent, step, ViolationKind::ExpectedType { expected: ty });
-            return false;
-        }
-        if let Some(allowed) = allowed
-            && !allowed.iter().any(|member| json_scalar_eq(member, value))
-        {
-            self.fail_with(parent, step, || ViolationKind::NotInEnum {
-                allowed: allowed.to_vec(),
-            });
-            return false;
-        }
-        if let Some(constant) = constant
-            && !json_scalar_eq(constant, value)
-        {
-            self.fail_with(parent, step, || ViolationKind::ConstMismatch {
-                expected: constant.clone(),
-            });
-            return false;
-        }
-        true
     }
 }
