@@ -7,7 +7,8 @@
 //!
 //! 1. the head of the commit queue has settled → commit it (post-execute, finalize,
 //!    notify), forward its contexts, settle its binding, log it;
-//! 2. else the head of the pending queue: the run is over → abandon it; capacity (nothing
+//! 2. else the head of the pending queue (its call built and classified once, when it
+//!    becomes the head): the run is over → abandon it; capacity (nothing
 //!    exclusive active; exclusive needs an empty pool, parallel fewer than the cap in
 //!    flight) → move it to the commit queue, log its start, `prepare` it inline, and start
 //!    its body (or park its pre-decided result);
@@ -155,6 +156,15 @@ impl BindingHost for Host {
     }
 }
 
+/// The head of the pending queue, built and classified once: it may wait for capacity
+/// over many iterations of the lane's loop.
+struct Head {
+    sub: Submission,
+    sub_call_id: Arc<str>,
+    call: Result<ToolCall, ToolResult>,
+    exclusive: bool,
+}
+
 /// A started sub-call, waiting for its commit.
 struct Slot {
     sub: Submission,
@@ -178,6 +188,8 @@ pub(crate) struct Lane {
     cap: usize,
     events: Option<Events>,
     pending: VecDeque<Submission>,
+    /// Taken from the front of `pending`, waiting for capacity.
+    head: Option<Head>,
     commits: VecDeque<Slot>,
     bodies: JoinSet<(u64, Pending)>,
     tasks: HashMap<Id, u64>,
@@ -202,6 +214,7 @@ impl Lane {
             cap: cap.max(1),
             events,
             pending: VecDeque::new(),
+            head: None,
             commits: VecDeque::new(),
             bodies: JoinSet::new(),
             tasks: HashMap::new(),
@@ -219,33 +232,33 @@ impl Lane {
                 self.commit_head().await;
                 continue;
             }
-            if let Some(head) = self.pending.front() {
+            if self.head.is_none()
+                && let Some(sub) = self.pending.pop_front()
+            {
+                self.head = Some(self.classify(sub));
+            }
+            if let Some(head) = &self.head {
                 if self.state.token.is_cancelled() {
-                    if let Some(sub) = self.pending.pop_front() {
-                        self.abandon(sub);
+                    if let Some(head) = self.head.take() {
+                        self.abandon(head.sub);
                     }
                     continue;
                 }
-                let id = self.sub_call_id(head.n);
-                let call = self.sub_call(head, Arc::clone(&id));
-                let exclusive = match &call {
-                    Ok(call) => self.pipeline.execution_mode(call) == ExecutionMode::Exclusive,
-                    Err(_) => true,
-                };
                 let has_capacity = !self.exclusive_active
-                    && if exclusive {
+                    && if head.exclusive {
                         self.in_flight == 0
                     } else {
                         self.in_flight < self.cap
                     };
                 if has_capacity {
-                    if let Some(sub) = self.pending.pop_front() {
-                        self.start(sub, id, call, exclusive).await;
+                    if let Some(head) = self.head.take() {
+                        self.start(head).await;
                     }
                     continue;
                 }
             }
-            if self.pending.is_empty()
+            if self.head.is_none()
+                && self.pending.is_empty()
                 && self.commits.is_empty()
                 && self.bodies.is_empty()
                 && self.state.token.is_cancelled()
@@ -263,6 +276,11 @@ impl Lane {
             }
         }
         submissions.close();
+        let waiting = self.head.take().map(|head| head.sub);
+        let queued = std::mem::take(&mut self.pending);
+        for sub in waiting.into_iter().chain(queued) {
+            self.abandon(sub);
+        }
         while let Ok(sub) = submissions.try_recv() {
             self.abandon(sub);
         }
@@ -286,6 +304,23 @@ impl Lane {
         id.into()
     }
 
+    /// Builds the sub-call of `sub` and decides whether it runs exclusively (a call that
+    /// cannot be built is committed as is, exclusively).
+    fn classify(&self, sub: Submission) -> Head {
+        let sub_call_id = self.sub_call_id(sub.n);
+        let call = self.sub_call(&sub, Arc::clone(&sub_call_id));
+        let exclusive = match &call {
+            Ok(call) => self.pipeline.execution_mode(call) == ExecutionMode::Exclusive,
+            Err(_) => true,
+        };
+        Head {
+            sub,
+            sub_call_id,
+            call,
+            exclusive,
+        }
+    }
+
     fn sub_call(&self, sub: &Submission, id: Arc<str>) -> Result<ToolCall, ToolResult> {
         let outer = self.ctx.call();
         let call = ToolCall::from_json(id, &sub.name, sub.args.clone())
@@ -300,13 +335,13 @@ impl Lane {
         })
     }
 
-    async fn start(
-        &mut self,
-        sub: Submission,
-        sub_call_id: Arc<str>,
-        call: Result<ToolCall, ToolResult>,
-        exclusive: bool,
-    ) {
+    async fn start(&mut self, head: Head) {
+        let Head {
+            sub,
+            sub_call_id,
+            call,
+            exclusive,
+        } = head;
         let slot_id = self.next_slot;
         self.next_slot += 1;
         if exclusive {
