@@ -26,8 +26,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-use tools_codemode::{CodeRunRequest, CodeRunResult, Language, QuickJsRuntime, RunFuture};
-use tools_json::JsonValue;
+use tools_codemode::QuickJsRuntime;
 use tools_runtime::{CodeRuntime, PresentationMode, RuntimeLimits, ToolCall, ToolRuntime};
 use tower::{ServiceExt, service_fn};
 
@@ -35,72 +34,16 @@ use tower::{ServiceExt, service_fn};
 mod tools;
 use tools::noop_with;
 
+#[path = "common/fake_runtime.rs"]
+mod fake_runtime;
+use fake_runtime::{F3_PROGRAM, FakeRuntime, sub_call_args};
+
 fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
         .build()
         .unwrap()
-}
-
-const SUB_CALLS: usize = 100;
-
-/// The arguments of the sub-calls: `{"text":"x<i>","n":i}`.
-fn sub_call_args() -> Arc<[Value]> {
-    (0..SUB_CALLS)
-        .map(|i| json!({"text": format!("x{i}"), "n": i}))
-        .collect()
-}
-
-/// The scenario's f3 program, verbatim.
-const F3_PROGRAM: &str = "let n: number = 0; for (let i = 0; i < 100; i++) { const v = await tools.noop({ text: `x${i}`, n: i }); if (v === \"ok\") n++ } return n";
-
-/// A TypeScript "runtime" whose program is Rust: 100 `noop` sub-calls through the binding
-/// host, awaited one after the other (f1) or issued at once and joined (f2); it returns the
-/// number of sub-calls that resolved to `"ok"`.
-struct FakeRuntime {
-    joined: bool,
-    args: Arc<[Value]>,
-}
-
-fn is_ok(outcome: &Result<JsonValue, String>) -> bool {
-    matches!(outcome, Ok(v) if v.as_str() == Some("ok"))
-}
-
-impl CodeRuntime for FakeRuntime {
-    fn language(&self) -> Language {
-        Language::TypeScript
-    }
-
-    fn isolation(&self) -> &str {
-        "in-process-bench"
-    }
-
-    fn run(&self, request: CodeRunRequest) -> RunFuture {
-        let args = Arc::clone(&self.args);
-        let joined = self.joined;
-        Box::pin(async move {
-            let host = &request.host;
-            let call = |a: &Value| host.call("tools", "noop", JsonValue::new(a.clone()).unwrap());
-            let count = if joined {
-                let outcomes = join_all(args.iter().map(call)).await;
-                outcomes.iter().filter(|o| is_ok(o)).count()
-            } else {
-                let mut count = 0;
-                for a in args.iter() {
-                    if is_ok(&call(a).await) {
-                        count += 1;
-                    }
-                }
-                count
-            };
-            Ok(CodeRunResult {
-                value: Some(JsonValue::new(json!(count)).unwrap()),
-                logs: vec![],
-                error: None,
-            })
-        })
-    }
 }
 
 fn code_mode(code_runtime: Arc<dyn CodeRuntime>, concurrent: bool) -> ToolRuntime {

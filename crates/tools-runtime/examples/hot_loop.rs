@@ -17,8 +17,9 @@
 //! - `e1`, `e1b`: validating `NESTED_ARGS` (e1b: with `items[3].qty = "four"`) against the
 //!   compiled `NESTED_SPEC` (scenarios e1 and e1b);
 //! - `register`: defining (compiling) and registering `N` catalog tools, per tool;
-//! - `f1`, `f3`, `f4`: one `run_code` of scenario f1 (100 sequential `noop` sub-calls from
-//!   an in-process fake runtime), f3 (100 sequential `noop` sub-calls through
+//! - `f1`, `f2`, `f3`, `f4`: one `run_code` of scenario f1 (100 sequential `noop` sub-calls
+//!   from an in-process fake runtime), f2 (the same 100 issued at once, `noop`
+//!   concurrency-safe), f3 (100 sequential `noop` sub-calls through
 //!   QuickJS) or f4 (`return 100`) on a 2-worker runtime, per run.
 //!
 //! `N` counts calls (compiles for `e3`), or batches of 1 000 for `join` and `batch`.
@@ -48,6 +49,10 @@ mod tools;
 #[path = "../../tools-schema/benches/common/nested.rs"]
 mod nested;
 
+#[path = "../benches/common/fake_runtime.rs"]
+mod fake_runtime;
+use fake_runtime::{F3_PROGRAM, FakeRuntime, sub_call_args};
+
 /// Polls a future that never waits to its output.
 fn now<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
@@ -71,49 +76,19 @@ fn pipeline() -> Pipeline {
     Pipeline::new(registry)
 }
 
-/// Scenario f3's program, verbatim.
-const F3_PROGRAM: &str = "let n: number = 0; for (let i = 0; i < 100; i++) { const v = await tools.noop({ text: `x${i}`, n: i }); if (v === \"ok\") n++ } return n";
-
-/// Scenario f1's in-process fake runtime: 100 sequential `noop` sub-calls through the
-/// binding host; returns how many resolved to `"ok"`.
-struct FakeRuntime;
-
-impl tools_runtime::CodeRuntime for FakeRuntime {
-    fn language(&self) -> tools_codemode::Language {
-        tools_codemode::Language::TypeScript
-    }
-
-    fn isolation(&self) -> &str {
-        "in-process-hot-loop"
-    }
-
-    fn run(&self, request: tools_codemode::CodeRunRequest) -> tools_codemode::RunFuture {
-        Box::pin(async move {
-            let mut count = 0;
-            for i in 0..100 {
-                let args = tools_json::JsonValue::new(json!({"text": format!("x{i}"), "n": i}));
-                let outcome = request.host.call("tools", "noop", args.unwrap()).await;
-                if matches!(&outcome, Ok(v) if v.as_str() == Some("ok")) {
-                    count += 1;
-                }
-            }
-            Ok(tools_codemode::CodeRunResult {
-                value: Some(tools_json::JsonValue::new(json!(count)).unwrap()),
-                logs: vec![],
-                error: None,
-            })
-        })
-    }
-}
-
 fn code_runs(mode: &str, n: usize) -> Duration {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let code_runtime: std::sync::Arc<dyn tools_runtime::CodeRuntime> = if mode == "f1" {
-        std::sync::Arc::new(FakeRuntime)
+    let code_runtime: std::sync::Arc<dyn tools_runtime::CodeRuntime> = if mode == "f1"
+        || mode == "f2"
+    {
+        std::sync::Arc::new(FakeRuntime {
+            joined: mode == "f2",
+            args: sub_call_args(),
+        })
     } else {
         std::sync::Arc::new(
             tools_codemode::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap(),
@@ -124,7 +99,11 @@ fn code_runs(mode: &str, n: usize) -> Duration {
         .code_runtime(code_runtime)
         .build()
         .unwrap();
-    runtime.register(tools::noop()).unwrap().keep();
+    // As the Code Mode bench: `noop` is concurrency-safe in f2 only.
+    runtime
+        .register(tools::noop_with(mode == "f2"))
+        .unwrap()
+        .keep();
     let code = if mode == "f4" {
         "return 100"
     } else {
@@ -214,7 +193,7 @@ fn main() {
             black_box(registry.schemas(None).len());
             elapsed / u32::try_from(n).unwrap()
         }
-        "f1" | "f3" | "f4" => code_runs(&mode, n) / u32::try_from(n).unwrap(),
+        "f1" | "f2" | "f3" | "f4" => code_runs(&mode, n) / u32::try_from(n).unwrap(),
         "e3" => {
             let spec = nested::nested_spec();
             let started = Instant::now();
