@@ -1,6 +1,7 @@
 //! What a tool body receives besides its arguments: the call's identity, its cancellation
 //! token and the hooks to defer context and conclude the turn.
 
+use std::cell::Cell;
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::Arc;
@@ -20,12 +21,34 @@ pub struct ExecutionToken(NonZeroU64);
 
 impl ExecutionToken {
     /// A fresh token, never equal to any other.
+    ///
+    /// Each thread takes a block of [`MINT_BLOCK`] numbers from one process-wide counter
+    /// and hands them out one by one, so calls on different workers do not write the same
+    /// atomic (a cache line every worker would otherwise pull in, once per call).
     pub fn mint() -> ExecutionToken {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        thread_local! {
+            /// The next number of this thread's block, and the end of the block.
+            static BLOCK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+        }
+        static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
+        let n = BLOCK
+            .try_with(|block| {
+                let (mut next, mut end) = block.get();
+                if next == end {
+                    next = NEXT_BLOCK.fetch_add(MINT_BLOCK, Ordering::Relaxed);
+                    end = next.saturating_add(MINT_BLOCK);
+                }
+                block.set((next + 1, end));
+                next
+            })
+            // During thread teardown: one number from the shared counter, as a block of one.
+            .unwrap_or_else(|_| NEXT_BLOCK.fetch_add(1, Ordering::Relaxed));
         ExecutionToken(NonZeroU64::new(n).unwrap_or(NonZeroU64::MIN))
     }
 }
+
+/// How many token numbers a thread takes from the shared counter at a time.
+const MINT_BLOCK: u64 = 1024;
 
 impl fmt::Debug for ExecutionToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -242,5 +265,34 @@ impl fmt::Debug for RunContext {
             .field("call", self.call())
             .field("cancelled", &self.cancel.is_cancelled())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::{ExecutionToken, MINT_BLOCK};
+
+    #[test]
+    fn tokens_minted_on_many_threads_are_all_distinct() {
+        // Each thread crosses at least two block boundaries.
+        let per_thread = usize::try_from(MINT_BLOCK * 2 + 7).unwrap_or(usize::MAX);
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    (0..per_thread)
+                        .map(|_| ExecutionToken::mint())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut seen = HashSet::new();
+        for thread in threads {
+            for token in thread.join().unwrap_or_default() {
+                assert!(seen.insert(token), "{token:?} minted twice");
+            }
+        }
+        assert_eq!(seen.len(), 4 * per_thread);
     }
 }
