@@ -2,14 +2,16 @@
 
 use std::borrow::Borrow;
 use std::fmt;
-use std::sync::Arc;
+use smol_str::SmolStr;
 
 use crate::Error;
 
 /// The name of the reserved Code Mode transport.
 pub const RUN_CODE: &str = "run_code";
 
-/// A tool name: any non-empty string, compared exactly (DECISIONS 8). Cheap to clone.
+/// A tool name: any non-empty string, compared exactly (DECISIONS 8). Cheap to clone: a
+/// name of up to 23 bytes (most are) is kept inline, so making one per call allocates
+/// nothing and cloning it touches no shared reference count; a longer name is shared.
 ///
 /// # Examples
 ///
@@ -21,7 +23,7 @@ pub const RUN_CODE: &str = "run_code";
 /// assert!(ToolName::new("").is_err());
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolName(Arc<str>);
+pub struct ToolName(SmolStr);
 
 impl ToolName {
     /// A name, refusing the empty string.
@@ -34,7 +36,7 @@ impl ToolName {
         if name.is_empty() {
             Err(Error::EmptyName)
         } else {
-            Ok(ToolName(name.into()))
+            Ok(ToolName(SmolStr::new(name)))
         }
     }
 
