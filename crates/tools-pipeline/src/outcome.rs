@@ -35,12 +35,13 @@ pub(crate) fn keep_provenance(
 
 /// The definition a call resolves to now: visible and not collapsed.
 pub(crate) fn resolve(registry: &Registry, exec: &Execution) -> Option<ToolDefinition> {
-    let view = registry.view(exec.agent());
     let name = exec.name().as_str();
-    if view.collapses(name, exec.parent().is_some()) {
-        return None;
-    }
-    view.get(name).cloned()
+    registry.with_view(exec.agent(), |view| {
+        if view.collapses(name, exec.parent().is_some()) {
+            return None;
+        }
+        view.get(name).cloned()
+    })
 }
 
 fn unknown(exec: &Execution) -> ToolError {

@@ -6,6 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
+use arc_swap::ArcSwap;
+
 use crate::change::Change;
 use crate::layers::{GLOBAL, State, build_view, inherited_names, scope_of};
 use crate::projection::ToolSchema;
@@ -17,7 +19,10 @@ use crate::{
 /// A view's visible tools: name → definition, in view order, hashed with foldhash (the
 /// names are fixed per view; a lookup of any string probes once).
 /// The cached views by scope key (looked up on every call: a fast hash, not SipHash; the
-/// keys are the registry's own ids).
+/// keys are the registry's own ids). Copied on write: a change replaces the whole map, and
+/// a call reads it through [`ArcSwap::load`], which takes no lock and touches no shared
+/// reference count, so calls on different workers do not pull one cache line back and
+/// forth.
 type ViewCache = HashMap<u64, Arc<View>, foldhash::fast::FixedState>;
 
 type Listener = Arc<dyn Fn(&Change) + Send + Sync>;
@@ -62,7 +67,7 @@ pub struct Registry {
 pub(crate) struct Shared {
     state: RwLock<State>,
     version: AtomicU64,
-    views: RwLock<ViewCache>,
+    views: ArcSwap<ViewCache>,
     listeners: RwLock<Vec<(u64, Listener)>>,
     default_mode: PresentationMode,
     transport: RwLock<Option<ToolDefinition>>,
@@ -99,7 +104,7 @@ impl RegistryBuilder {
         let shared = Arc::new_cyclic(|weak| Shared {
             state: RwLock::new(State::default()),
             version: AtomicU64::new(0),
-            views: RwLock::new(ViewCache::default()),
+            views: ArcSwap::from_pointee(ViewCache::default()),
             listeners: RwLock::new(Vec::new()),
             default_mode: self.default_mode,
             transport: RwLock::new(None),
@@ -204,6 +209,13 @@ impl Registry {
     /// The visibility view of a scope (`None`: a call without an agent).
     pub fn view(&self, agent: Option<&AgentScope>) -> Arc<View> {
         self.shared.view(agent)
+    }
+
+    /// Runs `f` with the current view of `agent`'s scope, borrowed: what the per-call path
+    /// uses. Unlike [`Registry::view`] it clones no `Arc` that other threads share; `f`
+    /// should be short (the borrowed view is pinned while it runs).
+    pub fn with_view<R>(&self, agent: Option<&AgentScope>, f: impl FnOnce(&View) -> R) -> R {
+        self.shared.with_view(agent, f)
     }
 
     /// The definition a call to `name` from `agent` resolves to.
@@ -480,7 +492,11 @@ impl Shared {
     /// that held something).
     pub(crate) fn drop_layer(&self, key: u64) -> bool {
         let removed = write(&self.state).layers.remove(&key);
-        write(&self.views).remove(&key);
+        self.views.rcu(|views| {
+            let mut views = ViewCache::clone(views);
+            views.remove(&key);
+            views
+        });
         if let Some(layer) = removed {
             let budgets = layer
                 .tools
@@ -508,9 +524,10 @@ impl Shared {
 
     /// Makes every cached view stale.
     fn invalidate(&self) {
-        let mut views = write(&self.views);
+        // The version moves first: a view built before this point and still being cached
+        // sees the new version when its swap retries, and is not cached.
         self.version.fetch_add(1, Ordering::SeqCst);
-        views.clear();
+        self.views.store(Arc::new(ViewCache::default()));
     }
 
     /// Invalidates the views, then tells every listener, outside every lock.
@@ -532,9 +549,27 @@ impl Shared {
 
     fn view(&self, agent: Option<&AgentScope>) -> Arc<View> {
         let key = agent.map_or(GLOBAL, AgentScope::key);
-        if let Some(view) = read(&self.views).get(&key) {
+        if let Some(view) = self.views.load().get(&key) {
             return Arc::clone(view);
         }
+        self.build_view(key, agent)
+    }
+
+    /// Runs `f` with the current view of `agent`'s scope, borrowed from the cache.
+    fn with_view<R>(&self, agent: Option<&AgentScope>, f: impl FnOnce(&View) -> R) -> R {
+        let key = agent.map_or(GLOBAL, AgentScope::key);
+        {
+            let views = self.views.load();
+            if let Some(view) = views.get(&key) {
+                return f(view);
+            }
+        }
+        f(&self.build_view(key, agent))
+    }
+
+    /// Builds the view of a scope that has none cached, and caches it unless the registry
+    /// changed meanwhile.
+    fn build_view(&self, key: u64, agent: Option<&AgentScope>) -> Arc<View> {
         let (view, version) = {
             let state = read(&self.state);
             let version = self.version.load(Ordering::SeqCst);
@@ -544,10 +579,13 @@ impl Shared {
                 version,
             )
         };
-        let mut views = write(&self.views);
-        if self.version.load(Ordering::SeqCst) == version {
-            views.insert(key, Arc::clone(&view));
-        }
+        self.views.rcu(|views| {
+            let mut views = ViewCache::clone(views);
+            if self.version.load(Ordering::SeqCst) == version {
+                views.insert(key, Arc::clone(&view));
+            }
+            views
+        });
         view
     }
 }

@@ -36,6 +36,8 @@ fn lookups_stay_consistent_while_other_threads_register_and_dispose() {
                     assert!(view.get("stable").is_some());
                     // A view is internally consistent: its projection lists its tools.
                     assert_eq!(view.schemas().len(), view.tools().len());
+                    // The borrowed form the per-call path uses (it may build and cache).
+                    assert!(registry.with_view(None, |view| view.get("stable").is_some()));
                     lookups += 1;
                 }
                 lookups
@@ -49,8 +51,10 @@ fn lookups_stay_consistent_while_other_threads_register_and_dispose() {
     for reader in readers {
         assert!(reader.join().unwrap() >= 1000);
     }
-    // Kept registrations remain: every third of 300 per writer, plus `stable`.
+    // Kept registrations remain: every third of 300 per writer, plus `stable`; no view
+    // cached by a reader during a change outlives it.
     assert_eq!(registry.view(None).tools().len(), 1 + 2 * 100);
+    assert_eq!(registry.with_view(None, |view| view.tools().len()), 1 + 2 * 100);
 }
 
 #[test]
