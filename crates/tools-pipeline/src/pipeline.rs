@@ -227,11 +227,9 @@ impl Pipeline {
     }
 
     fn mode_of(&self, call: &ToolCall, args: &JsonValue) -> ExecutionMode {
-        self.shared
-            .registry
-            .with_view(call.agent.as_ref(), |view| {
-                view.execution_mode(call.name(), args, call.parent.is_some())
-            })
+        self.shared.registry.with_view(call.agent.as_ref(), |view| {
+            view.execution_mode(call.name(), args, call.parent.is_some())
+        })
     }
 
     /// Runs one call through every stage: prepare, dispatch, complete. Never fails.

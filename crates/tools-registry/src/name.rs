@@ -1,8 +1,8 @@
 //! Tool names.
 
+use smol_str::SmolStr;
 use std::borrow::Borrow;
 use std::fmt;
-use smol_str::SmolStr;
 
 use crate::Error;
 

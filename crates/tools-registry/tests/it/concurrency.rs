@@ -54,7 +54,10 @@ fn lookups_stay_consistent_while_other_threads_register_and_dispose() {
     // Kept registrations remain: every third of 300 per writer, plus `stable`; no view
     // cached by a reader during a change outlives it.
     assert_eq!(registry.view(None).tools().len(), 1 + 2 * 100);
-    assert_eq!(registry.with_view(None, |view| view.tools().len()), 1 + 2 * 100);
+    assert_eq!(
+        registry.with_view(None, |view| view.tools().len()),
+        1 + 2 * 100
+    );
 }
 
 #[test]
