@@ -5,8 +5,9 @@
 //! Nothing here touches tokio beyond sending on an unbounded channel: the thread blocks on
 //! a std channel while idle, so a CPU-bound program never occupies an async worker.
 
+mod calls;
+
 use std::cell::{Cell, Ref, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,16 +18,16 @@ use rquickjs::object::Property;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Constructor, Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
 use tokio::sync::{mpsc, oneshot};
-use tools_json::JsonValue;
 
-use super::convert::{Refusal, to_js, to_json};
+use self::calls::{PendingCalls, binding, deliver};
+use super::convert::{Refusal, to_json};
 use super::inspect::render_args;
 use super::intrinsics::Intrinsics;
 use super::prelude::PRELUDE;
 use super::shared::{Command, Event, Outcome, Setup, Shared, StopReason};
 use super::strip::PROGRAM_FILE;
 use super::thrown::{engine_can_allocate, is_out_of_memory, render_exception};
-use crate::runtime::{ARGUMENTS_NOT_LOSSLESS, BindingNamespace, RESOLUTION_NOT_LOSSLESS};
+use crate::runtime::BindingNamespace;
 
 /// Fires when dropped: after the engine is gone, also on a panic.
 struct ExitSignal(Option<oneshot::Sender<()>>);
@@ -90,7 +91,9 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
         {
             *slot = Some(Persistent::save(&ctx, buffer));
         }
+        let pins = pin_arenas(&ctx);
         let outcome = session(&ctx, setup);
+        drop(pins);
         // Every value of the runtime must be gone before it is freed.
         if let Ok(mut slot) = reserve.try_borrow_mut() {
             drop(slot.take());
@@ -101,12 +104,47 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
     outcome
 }
 
-/// A binding call waiting for the host.
-struct Pending<'js> {
-    resolve: Function<'js>,
-    reject: Function<'js>,
-    namespace: usize,
-    name: String,
+/// One block in each of the engine allocator's small-block size classes, held for the
+/// whole run where the program cannot reach them (about 6 KiB of the memory cap, and at
+/// most one 4 KiB arena per class of process memory).
+///
+/// QuickJS-ng carves blocks of up to 512 bytes from 4 KiB arenas, one list per size class
+/// (every 8 bytes up to 128, every 16 up to 256, every 32 up to 512, the 8-byte block
+/// header included), and frees an arena the moment its last block is freed. A class with
+/// nothing else alive in it therefore allocates, threads and frees a whole arena for every
+/// short-lived block: an awaited binding call did so two or three times (the key list of
+/// its argument, the promise job). A held block keeps its class's arena alive. Classes of
+/// 40 bytes and up get a string (24 bytes of header, the text and a terminator); the three
+/// smaller ones, which no string fits, get the data of an `ArrayBuffer`. `None` when the
+/// engine refuses (a memory cap too small): the run goes on without them.
+fn pin_arenas<'js>(ctx: &Ctx<'js>) -> Option<Vec<Value<'js>>> {
+    let mut pins = Vec::with_capacity(31);
+    let mut make = || -> rquickjs::Result<()> {
+        let buffer: Constructor<'js> = ctx.globals().get("ArrayBuffer")?;
+        let mut class = 16_usize;
+        while class <= 512 {
+            pins.push(if class < 40 {
+                buffer.construct::<_, Value<'js>>((class - 8,))?
+            } else {
+                rquickjs::String::from_str(ctx.clone(), &"-".repeat(class - 33))?.into_value()
+            });
+            class += if class < 128 {
+                8
+            } else if class < 256 {
+                16
+            } else {
+                32
+            };
+        }
+        Ok(())
+    };
+    match make() {
+        Ok(()) => Some(pins),
+        Err(_) => {
+            let _ = ctx.catch();
+            None
+        }
+    }
 }
 
 /// The realm's values the Rust side holds. They are released before the context goes, so
@@ -123,7 +161,7 @@ struct Realm<'js> {
 /// The per-run state the bindings and the loop share.
 struct Session<'js> {
     realm: RefCell<Option<Realm<'js>>>,
-    pending: RefCell<HashMap<u64, Pending<'js>>>,
+    pending: RefCell<PendingCalls<'js>>,
     next_id: Cell<u64>,
     shared: Arc<Shared>,
     events: mpsc::UnboundedSender<Event>,
@@ -308,19 +346,10 @@ fn engine_failure<'js>(
 /// Evaluates the prelude and captures the intrinsics.
 fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>> {
     let captured: rquickjs::Array<'js> = ctx.eval(PRELUDE)?;
-    let internal_error: Value<'js> = captured.get(2)?;
+    let intrinsics = Intrinsics::capture(&captured)?;
     let error: Constructor<'js> = captured.get(5)?;
-    let intrinsics = Intrinsics {
-        object_prototype: captured.get(0)?,
-        array_prototype: captured.get(1)?,
-        internal_error_prototype: internal_error.into_object(),
-        string: captured.get(3)?,
-        get_own_property_descriptor: captured.get(4)?,
-        get_prototype_of: captured.get(7)?,
-        array_to_string: captured.get(9)?,
-    };
     let make_class: Function<'js> = captured.get(6)?;
-    let install_stack_hook: Function<'js> = captured.get(8)?;
+    let install_stack_hook: Function<'js> = captured.get(7)?;
     let mut classes = Vec::with_capacity(setup.namespaces.len());
     for namespace in &setup.namespaces {
         classes.push(match &namespace.error_class {
@@ -338,7 +367,7 @@ fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>>
             error,
             install_stack_hook: Some(install_stack_hook),
         })),
-        pending: RefCell::new(HashMap::new()),
+        pending: RefCell::new(PendingCalls::default()),
         next_id: Cell::new(1),
         shared: Arc::clone(&setup.shared),
         events: setup.events.clone(),
@@ -389,8 +418,8 @@ fn install<'js>(
     for (index, namespace) in namespaces.iter().enumerate() {
         let holder = Object::new(ctx.clone())?;
         holder.set_prototype(None)?;
-        for name in &namespace.names {
-            let function = binding(ctx, session, index, name.clone())?;
+        for (name_index, name) in namespace.names.iter().enumerate() {
+            let function = binding(ctx, session, index, (name_index, name))?;
             holder.prop(
                 name.as_str(),
                 Property::from(function)
@@ -405,150 +434,6 @@ fn install<'js>(
             .and_then(|realm| realm.classes.get(index).cloned().flatten());
         if let (Some(class), Some(constructor)) = (&namespace.error_class, constructor) {
             globals.prop(class.name.as_str(), global(constructor))?;
-        }
-    }
-    Ok(())
-}
-
-/// The async function behind `namespace.name(args)`.
-fn binding<'js>(
-    ctx: &Ctx<'js>,
-    session: &Rc<Session<'js>>,
-    namespace: usize,
-    name: String,
-) -> rquickjs::Result<Function<'js>> {
-    let session = Rc::clone(session);
-    let function_name = name.clone();
-    Function::new(
-        ctx.clone(),
-        move |ctx: Ctx<'js>, args: Rest<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
-            call(&ctx, &session, namespace, &name, args.0)
-        },
-    )?
-    .with_name(function_name)
-}
-
-/// One binding call: checks the argument in the sandbox, then posts it to the host.
-fn call<'js>(
-    ctx: &Ctx<'js>,
-    session: &Session<'js>,
-    namespace: usize,
-    name: &str,
-    args: Vec<Value<'js>>,
-) -> rquickjs::Result<Promise<'js>> {
-    let (promise, resolve, reject) = ctx.promise()?;
-    let argument = args
-        .into_iter()
-        .next()
-        .filter(|value| !value.is_undefined());
-    let converted = match argument {
-        None => Err(format!(
-            "{ARGUMENTS_NOT_LOSSLESS} (call the binding with an arguments object, e.g. `{{}}`)"
-        )),
-        Some(argument) => {
-            let Some(realm) = session.realm() else {
-                return Err(rquickjs::Exception::throw_internal(ctx, "the run is over"));
-            };
-            let converted = to_json(
-                ctx,
-                &realm.intrinsics,
-                argument,
-                session.max_depth,
-                &session.stop_check(),
-            );
-            drop(realm);
-            match converted {
-                Ok(json) => Ok(json),
-                Err(Refusal::Lossy(detail) | Refusal::TooDeep(detail)) => {
-                    Err(format!("{ARGUMENTS_NOT_LOSSLESS}: {detail}"))
-                }
-                Err(Refusal::Stopped) => {
-                    return Err(rquickjs::Exception::throw_internal(
-                        ctx,
-                        "the run is stopping",
-                    ));
-                }
-            }
-        }
-    };
-    match converted {
-        Ok(args) => {
-            let id = session.next_id.get();
-            session.next_id.set(id + 1);
-            session.pending.borrow_mut().insert(
-                id,
-                Pending {
-                    resolve,
-                    reject,
-                    namespace,
-                    name: name.to_owned(),
-                },
-            );
-            let _ = session.events.send(Event::Call {
-                id,
-                namespace,
-                name: name.to_owned(),
-                args,
-            });
-        }
-        Err(message) => {
-            let error = session.error_for(namespace, name, &message)?;
-            reject.call::<_, ()>((error,))?;
-        }
-    }
-    Ok(promise)
-}
-
-/// Settles a binding call with the host's reply. Unknown ids are ignored.
-fn deliver<'js>(
-    ctx: &Ctx<'js>,
-    session: &Session<'js>,
-    id: u64,
-    result: Result<JsonValue, String>,
-) -> Result<(), Refusal> {
-    let Some(pending) = session.pending.borrow_mut().remove(&id) else {
-        return Ok(());
-    };
-    let rejection = match result {
-        Ok(value) if value.depth() > session.max_depth => Some(format!(
-            "{RESOLUTION_NOT_LOSSLESS}: $: nesting exceeds the depth limit of {}",
-            session.max_depth
-        )),
-        Ok(value) => match to_js(ctx, &value, &session.stop_check()) {
-            Ok(built) => {
-                if pending.resolve.call::<_, ()>((built,)).is_err() {
-                    let _ = ctx.catch();
-                }
-                None
-            }
-            Err(Refusal::Lossy(detail) | Refusal::TooDeep(detail)) => {
-                // The engine may have refused for want of memory.
-                let thrown = ctx.catch();
-                if let Some(realm) = session.realm()
-                    && is_out_of_memory(&realm.intrinsics, &thrown)
-                {
-                    session.shared.request_stop(StopReason::OutOfMemory);
-                    return Err(Refusal::Stopped);
-                }
-                Some(format!("{RESOLUTION_NOT_LOSSLESS}: {detail}"))
-            }
-            Err(Refusal::Stopped) => return Err(Refusal::Stopped),
-        },
-        Err(message) => Some(message),
-    };
-    if let Some(message) = rejection {
-        match session.error_for(pending.namespace, &pending.name, &message) {
-            Ok(error) => {
-                if pending.reject.call::<_, ()>((error,)).is_err() {
-                    let _ = ctx.catch();
-                }
-            }
-            Err(_) => {
-                let thrown = ctx.catch();
-                if pending.reject.call::<_, ()>((thrown,)).is_err() {
-                    let _ = ctx.catch();
-                }
-            }
         }
     }
     Ok(())
@@ -633,4 +518,21 @@ fn settle_thrown<'js>(ctx: &Ctx<'js>, session: &Session<'js>) -> Outcome {
         return Outcome::Stopped;
     }
     Outcome::Threw(rendered.unwrap_or_else(|| crate::runtime::UNRENDERABLE_MESSAGE.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use rquickjs::{Context, Runtime};
+
+    use super::pin_arenas;
+
+    #[test]
+    fn one_block_is_pinned_per_small_size_class() {
+        let runtime = Runtime::new().unwrap();
+        let context = Context::full(&runtime).unwrap();
+        context.with(|ctx| assert_eq!(pin_arenas(&ctx).map(|pins| pins.len()), Some(31)));
+        // With no room left, the run goes on without them.
+        runtime.set_memory_limit(1);
+        context.with(|ctx| assert!(pin_arenas(&ctx).is_none()));
+    }
 }

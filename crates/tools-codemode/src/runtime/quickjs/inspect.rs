@@ -223,8 +223,8 @@ impl<'js> State<'_, 'js> {
     }
 
     /// `Name ` for instances of classes, `[Object: null prototype] ` for bare objects.
-    /// The prototype is read through the captured `Object.getPrototypeOf`; a prototype that
-    /// is a proxy, or one that cannot be read, gives no prefix.
+    /// The prototype is read from the object's shape, never from a proxy; a value that is
+    /// a proxy gives no prefix.
     fn prefix(&self, value: &Value<'js>, is_array: bool) -> String {
         let Some(prototype) = self.intrinsics.prototype_of(value) else {
             return String::new();

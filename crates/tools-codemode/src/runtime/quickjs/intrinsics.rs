@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use rquickjs::object::Filter;
-use rquickjs::{Ctx, Function, Object, Type, Value};
+use rquickjs::{Array, Ctx, Function, Object, Type, Value};
 
 /// The most array elements `String(thrown)` may join (see [`Intrinsics::joins_cheaply`]).
 const MAX_JOINED_ELEMENTS: usize = 1_000_000;
@@ -27,15 +27,26 @@ pub(super) struct Intrinsics<'js> {
     pub(super) string: Function<'js>,
     /// `Object.getOwnPropertyDescriptor`.
     pub(super) get_own_property_descriptor: Function<'js>,
-    /// `Object.getPrototypeOf`.
-    pub(super) get_prototype_of: Function<'js>,
     /// `Array.prototype.toString`.
     pub(super) array_to_string: Function<'js>,
 }
 
 impl<'js> Intrinsics<'js> {
+    /// The intrinsics among the values the prelude captured (see [`super::prelude::PRELUDE`]).
+    pub(super) fn capture(captured: &Array<'js>) -> rquickjs::Result<Intrinsics<'js>> {
+        let internal_error: Value<'js> = captured.get(2)?;
+        Ok(Intrinsics {
+            object_prototype: captured.get(0)?,
+            array_prototype: captured.get(1)?,
+            internal_error_prototype: internal_error.into_object(),
+            string: captured.get(3)?,
+            get_own_property_descriptor: captured.get(4)?,
+            array_to_string: captured.get(8)?,
+        })
+    }
+
     /// The context the intrinsics live in.
-    fn ctx(&self) -> &Ctx<'js> {
+    pub(super) fn ctx(&self) -> &Ctx<'js> {
         self.string.ctx()
     }
 
@@ -51,27 +62,37 @@ impl<'js> Intrinsics<'js> {
     }
 
     /// The prototype of a value that is not a proxy: `Some(null)` for none, `None` for a
-    /// proxy or when the engine refuses. Read through the captured `Object.getPrototypeOf`,
-    /// never through the binding's infallible accessor.
+    /// proxy or a value that is not an object.
     pub(super) fn prototype_of(&self, value: &Value<'js>) -> Option<Value<'js>> {
-        if !value.is_object() || value.is_proxy() {
+        if !value.is_object() {
             return None;
         }
-        self.settle(
-            self.get_prototype_of
-                .call::<_, Value<'js>>((value.clone(),)),
-        )
+        self.prototype_of_object(value.as_object()?)
     }
 
-    /// Whether `value` (not a proxy) has `expected` as its prototype, or `null` when
+    /// The prototype of an object that is not a proxy, as [`Intrinsics::prototype_of`].
+    /// Read straight from the object's shape, which is what `Object.getPrototypeOf` reads
+    /// for an object that is not a proxy: no program code runs and nothing can throw. A
+    /// proxy is never asked (its trap would run).
+    fn prototype_of_object(&self, object: &Object<'js>) -> Option<Value<'js>> {
+        if object.is_proxy() {
+            return None;
+        }
+        Some(match object.get_prototype() {
+            Some(prototype) => prototype.into_value(),
+            None => Value::new_null(self.ctx().clone()),
+        })
+    }
+
+    /// Whether `object` (not a proxy) has `expected` as its prototype, or `null` when
     /// `null_allowed`.
     pub(super) fn prototype_is(
         &self,
-        value: &Value<'js>,
+        object: &Object<'js>,
         expected: &Object<'js>,
         null_allowed: bool,
     ) -> bool {
-        match self.prototype_of(value) {
+        match self.prototype_of_object(object) {
             None => false,
             Some(prototype) if prototype.is_null() => null_allowed,
             Some(prototype) => prototype == *expected.as_value(),

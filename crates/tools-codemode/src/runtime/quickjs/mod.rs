@@ -284,11 +284,13 @@ async fn drive(
                 if stopping {
                     continue;
                 }
-                let global = namespaces
-                    .get(namespace)
-                    .map(|n| n.global.clone())
-                    .unwrap_or_default();
-                let pending = host.call(&global, &name, args);
+                let (global, name) = namespaces.get(namespace).map_or(("", ""), |n| {
+                    (
+                        n.global.as_str(),
+                        n.names.get(name).map_or("", String::as_str),
+                    )
+                });
+                let pending = host.call(global, name, args);
                 calls.push(async move { (id, pending.await) });
             }
             Wake::Event(Some(Event::Done(outcome))) => break Some(outcome),

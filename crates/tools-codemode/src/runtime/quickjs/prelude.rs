@@ -73,7 +73,6 @@ pub(super) const PRELUDE: &str = r#"(function () {
     Object.getOwnPropertyDescriptor,
     Error,
     makeClass,
-    Object.getPrototypeOf,
     installStackHook,
     Array.prototype.toString,
   ];

@@ -123,11 +123,12 @@ impl Shared {
 /// What the run's thread tells the host.
 #[derive(Debug)]
 pub(super) enum Event {
-    /// The program called `namespaces[namespace].name(args)`.
+    /// The program called `namespaces[namespace].names[name](args)`.
     Call {
         id: u64,
         namespace: usize,
-        name: String,
+        /// The index of the binding's name among the namespace's names.
+        name: usize,
         args: JsonValue,
     },
     /// One console call.
