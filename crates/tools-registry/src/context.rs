@@ -22,7 +22,7 @@ pub struct ExecutionToken(NonZeroU64);
 impl ExecutionToken {
     /// A fresh token, never equal to any other.
     ///
-    /// Each thread takes a block of [`MINT_BLOCK`] numbers from one process-wide counter
+    /// Each thread takes a block of 1 024 numbers from one process-wide counter
     /// and hands them out one by one, so calls on different workers do not write the same
     /// atomic (a cache line every worker would otherwise pull in, once per call).
     pub fn mint() -> ExecutionToken {
