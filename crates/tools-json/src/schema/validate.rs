@@ -260,7 +260,7 @@ impl<'a> Walk<'a> {
                 let (allowed, constant) = (allowed.as_deref(), constant.as_ref());
                 match scalar_miss(*ty, allowed, constant, value) {
                     Some(miss) => {
-                        self.fail_with(parent, step, || miss.kind(*ty, allowed, constant));
+                        self.fail_with(parent, step, || miss.kind());
                     }
                     None => {
                         if let Some(bounds) = bounds {

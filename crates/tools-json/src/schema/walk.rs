@@ -10,36 +10,32 @@ use super::compile::PropertyMap;
 use super::{Node, NodeId, is_integer, json_scalar_eq};
 use crate::{JsonType, ViolationKind, is_lossless};
 
-/// Why a scalar node refuses a value, in the order the checks run.
+/// Why a scalar node refuses a value, in the order the checks run; `Enum` and `Const`
+/// borrow the schema data they report.
 #[derive(Clone, Copy)]
-pub(super) enum ScalarMiss {
+pub(super) enum ScalarMiss<'s> {
     /// A `number` node given negative zero (JSON cannot carry it).
     NegativeZero,
     /// The value is not of the node's type.
-    Type,
+    Type(JsonType),
     /// The value is not one of the node's `enum`.
-    Enum,
+    Enum(&'s [Value]),
     /// The value differs from the node's `const`.
-    Const,
+    Const(&'s Value),
 }
 
-impl ScalarMiss {
+impl ScalarMiss<'_> {
     /// The violation to report (built only when a walk reports it: `Enum` and `Const` copy
     /// schema data).
-    pub(super) fn kind(
-        self,
-        ty: JsonType,
-        allowed: Option<&[Value]>,
-        constant: Option<&Value>,
-    ) -> ViolationKind {
+    pub(super) fn kind(self) -> ViolationKind {
         match self {
             ScalarMiss::NegativeZero => ViolationKind::NotFiniteNumber,
-            ScalarMiss::Type => ViolationKind::ExpectedType { expected: ty },
-            ScalarMiss::Enum => ViolationKind::NotInEnum {
-                allowed: allowed.map(<[Value]>::to_vec).unwrap_or_default(),
+            ScalarMiss::Type(expected) => ViolationKind::ExpectedType { expected },
+            ScalarMiss::Enum(allowed) => ViolationKind::NotInEnum {
+                allowed: allowed.to_vec(),
             },
-            ScalarMiss::Const => ViolationKind::ConstMismatch {
-                expected: constant.cloned().unwrap_or(Value::Null),
+            ScalarMiss::Const(constant) => ViolationKind::ConstMismatch {
+                expected: constant.clone(),
             },
         }
     }
@@ -70,26 +66,26 @@ fn type_match(ty: JsonType, value: &Value) -> TypeMatch {
 
 /// The first check of a scalar node that `value` fails, if any (bounds are checked apart).
 #[inline]
-pub(super) fn scalar_miss(
+pub(super) fn scalar_miss<'s>(
     ty: JsonType,
-    allowed: Option<&[Value]>,
-    constant: Option<&Value>,
+    allowed: Option<&'s [Value]>,
+    constant: Option<&'s Value>,
     value: &Value,
-) -> Option<ScalarMiss> {
+) -> Option<ScalarMiss<'s>> {
     match type_match(ty, value) {
         TypeMatch::Yes => {}
-        TypeMatch::No => return Some(ScalarMiss::Type),
+        TypeMatch::No => return Some(ScalarMiss::Type(ty)),
         TypeMatch::NegativeZero => return Some(ScalarMiss::NegativeZero),
     }
     if let Some(allowed) = allowed
         && !in_enum(allowed, value)
     {
-        return Some(ScalarMiss::Enum);
+        return Some(ScalarMiss::Enum(allowed));
     }
     if let Some(constant) = constant
         && !json_scalar_eq(constant, value)
     {
-        return Some(ScalarMiss::Const);
+        return Some(ScalarMiss::Const(constant));
     }
     None
 }
