@@ -35,7 +35,7 @@ use tokio::task::{Id, JoinSet};
 use tokio_util::sync::CancellationToken;
 use tools_json::JsonValue;
 use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
-use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError};
+use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError, ToolName};
 
 use super::{DispatchSettled, DispatchStarted, Events, IMAGE_CONTEXT_SOURCE, MAX_JSON_DEPTH};
 use crate::runtime::{BindingFuture, BindingHost};
@@ -46,7 +46,7 @@ const OUTER_ABORT_REASON: &str = "tool call aborted";
 /// One accepted binding call.
 pub(crate) struct Submission {
     n: u64,
-    name: String,
+    name: ToolName,
     args: JsonValue,
     reply: oneshot::Sender<Result<JsonValue, String>>,
 }
@@ -60,14 +60,18 @@ pub(crate) struct RunState {
     submit: Mutex<(u64, mpsc::UnboundedSender<Submission>)>,
     /// The names bound in the program's namespace: a call to any other name (a
     /// non-conforming runtime, or `run_code` itself) never reaches the pipeline.
-    names: HashSet<String>,
+    names: BoundNames,
 }
+
+/// The names a run binds, looked up per binding call with an unkeyed hash (the set is
+/// fixed by the host, not by the program).
+pub(crate) type BoundNames = HashSet<ToolName, foldhash::fast::FixedState>;
 
 impl RunState {
     /// A run cancelled by `token` (a child of the outer call's token).
     pub(crate) fn new(
         token: CancellationToken,
-        names: HashSet<String>,
+        names: BoundNames,
     ) -> (Arc<RunState>, mpsc::UnboundedReceiver<Submission>) {
         let (submit, submissions) = mpsc::unbounded_channel();
         let state = Arc::new(RunState {
@@ -112,15 +116,15 @@ struct Host(Arc<RunState>);
 impl BindingHost for Host {
     fn call(&self, global: &str, name: &str, args: JsonValue) -> BindingFuture {
         let state = Arc::clone(&self.0);
-        let name = name.to_owned();
         if state.token.is_cancelled() {
-            let message = state.over(&name, "not dispatched");
+            let message = state.over(name, "not dispatched");
             return Box::pin(async move { Err(message) });
         }
-        if !state.names.contains(&name) {
+        // The bound name is shared, not copied: names of up to 23 bytes are inline.
+        let Some(name) = state.names.get(name).cloned() else {
             let message = format!("unknown tool \"{name}\"");
             return Box::pin(async move { Err(message) });
-        }
+        };
         // Like arguments that are not lossless JSON: refused before numbering, nothing
         // dispatched or logged.
         if args.depth() > MAX_JSON_DEPTH {
@@ -142,15 +146,15 @@ impl BindingHost for Host {
             submit.1.send(submission).is_ok()
         };
         if !sent {
-            let message = state.over(&name, "tool call abandoned");
+            let message = state.over(name.as_str(), "tool call abandoned");
             return Box::pin(async move { Err(message) });
         }
         Box::pin(async move {
             match answer.await {
                 Ok(Ok(value)) if !state.token.is_cancelled() => Ok(value),
-                Ok(Ok(_)) => Err(state.over(&name, "result discarded")),
+                Ok(Ok(_)) => Err(state.over(name.as_str(), "result discarded")),
                 Ok(Err(message)) => Err(message),
-                Err(_) => Err(state.over(&name, "tool call abandoned")),
+                Err(_) => Err(state.over(name.as_str(), "tool call abandoned")),
             }
         })
     }
@@ -323,8 +327,8 @@ impl Lane {
 
     fn sub_call(&self, sub: &Submission, id: Arc<str>) -> Result<ToolCall, ToolResult> {
         let outer = self.ctx.call();
-        let call = ToolCall::from_json(id, &sub.name, sub.args.clone())
-            .map_err(|_| ToolResult::unknown_tool(&sub.name))?
+        let call = ToolCall::from_json(id, sub.name.as_str(), sub.args.clone())
+            .map_err(|_| ToolResult::unknown_tool(sub.name.as_str()))?
             .with_cancellation(self.state.token.clone())
             .with_parent(outer.token)
             .with_channels_of(&self.ctx)
@@ -352,7 +356,7 @@ impl Lane {
                 root_call_id: Arc::clone(&self.ctx.call().root_call_id),
                 parent_call_id: Arc::clone(&self.ctx.call().call_id),
                 sub_call_id: Arc::clone(&sub_call_id),
-                name: sub.name.clone(),
+                name: sub.name.to_string(),
                 arguments: sub.args.clone(),
             });
         }
@@ -468,7 +472,7 @@ impl Lane {
                 root_call_id: Arc::clone(&self.ctx.call().root_call_id),
                 parent_call_id: Arc::clone(&self.ctx.call().call_id),
                 sub_call_id: slot.sub_call_id,
-                name: slot.sub.name,
+                name: slot.sub.name.to_string(),
                 arguments: slot.sub.args,
                 is_error: result.is_error(),
                 content: result.content().to_vec(),
@@ -477,7 +481,7 @@ impl Lane {
     }
 
     fn abandon(&self, sub: Submission) {
-        let message = self.state.over(&sub.name, "tool call abandoned");
+        let message = self.state.over(sub.name.as_str(), "tool call abandoned");
         let _ = sub.reply.send(Err(message));
     }
 }

@@ -10,7 +10,7 @@ use tools_json::{ErrorCode, JsonValue, to_pretty_capped};
 use tools_pipeline::{Pipeline, WeakPipeline};
 use tools_presentation::{ContentBlock, GenericCallView, Presenter, ToolCallKind, ToolCallView};
 use tools_registry::{
-    BodyFuture, OutputDecl, RUN_CODE, RunContext, ToolBody, ToolDefinition, ToolError,
+    BodyFuture, OutputDecl, RUN_CODE, RunContext, ToolBody, ToolDefinition, ToolError, ToolName,
 };
 
 use super::lane::{Lane, RunState};
@@ -197,13 +197,14 @@ async fn run(
     ctx: RunContext,
 ) -> Result<Value, ToolError> {
     let outer = ctx.call();
-    let mut names: Vec<String> = pipeline
+    let mut bound: Vec<ToolName> = pipeline
         .registry()
         .view(outer.agent.as_ref())
         .sdk_tools()
-        .map(|def| def.name().as_str().to_owned())
+        .map(|def| def.name().clone())
         .collect();
-    names.sort_unstable();
+    bound.sort_unstable();
+    let names: Vec<String> = bound.iter().map(|name| name.as_str().to_owned()).collect();
     let events = match (&config.sink, &outer.agent) {
         (Some(sink), Some(_)) => Some(Events {
             sink: Arc::clone(sink),
@@ -211,8 +212,10 @@ async fn run(
         }),
         _ => None,
     };
-    let bound = names.iter().cloned().collect();
-    let (state, submissions) = RunState::new(ctx.cancellation().child_token(), bound);
+    let (state, submissions) = RunState::new(
+        ctx.cancellation().child_token(),
+        bound.into_iter().collect(),
+    );
     let lane = Lane::new(
         pipeline.clone(),
         Arc::clone(&state),

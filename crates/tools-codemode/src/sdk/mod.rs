@@ -15,6 +15,7 @@ use crate::Error;
 
 pub use python::json_schema_to_py;
 pub use typescript::json_schema_to_ts;
+pub(crate) use typescript::{BareKey, is_bare_key};
 
 /// The heading line that opens the `tools:sdk` section in every language.
 pub const SDK_HEADING: &str = "## Writing code for run_code";

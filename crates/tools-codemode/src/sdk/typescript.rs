@@ -237,14 +237,36 @@ fn pad(level: usize) -> String {
     "  ".repeat(level.min(MAX_INDENT_LEVELS))
 }
 
+/// Which characters a key may hold and still be written bare (unquoted) in JavaScript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BareKey {
+    /// ASCII letters, digits, `_` and `$` only: the generated SDK and error paths, which
+    /// stay readable in any terminal and match the JSON boundary's path style.
+    Ascii,
+    /// Unicode identifier characters (`XID_Start`/`XID_Continue`) too: how the sandbox's
+    /// `console` shows an object literal.
+    Unicode,
+}
+
+/// Whether `name` can be written as a bare key under `rule`: an identifier-start character,
+/// `_` or `$`, then identifier characters, `_` or `$`. Reserved words are allowed, as they
+/// are for keys.
+pub(crate) fn is_bare_key(name: &str, rule: BareKey) -> bool {
+    type CharRule = fn(char) -> bool;
+    let (start, rest): (CharRule, CharRule) = match rule {
+        BareKey::Ascii => (|c| c.is_ascii_alphabetic(), |c| c.is_ascii_alphanumeric()),
+        BareKey::Unicode => (unicode_ident::is_xid_start, unicode_ident::is_xid_continue),
+    };
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| start(c) || c == '_' || c == '$')
+        && chars.all(|c| rest(c) || c == '_' || c == '$')
+}
+
 /// A property or tool key: bare when it has the ASCII identifier shape, else quoted.
 pub(crate) fn property_key(name: &str) -> String {
-    let mut chars = name.chars();
-    let bare = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    if bare {
+    if is_bare_key(name, BareKey::Ascii) {
         name.to_owned()
     } else {
         json_string(name)
@@ -428,6 +450,30 @@ mod tests {
         );
         assert_eq!(doc_comment("   "), None);
         assert_eq!(doc_comment(""), None);
+    }
+
+    #[test]
+    fn bare_keys_follow_the_rule_asked_for() {
+        for (key, ascii, unicode) in [
+            ("a", true, true),
+            ("$_x1", true, true),
+            ("_", true, true),
+            ("", false, false),
+            ("1a", false, false),
+            ("a-b", false, false),
+            ("caf\u{e9}", false, true),
+            ("\u{3b1}\u{3b2}", false, true),
+            // Superscript two is alphanumeric but not an identifier character.
+            ("a\u{b2}", false, false),
+            ("a b", false, false),
+        ] {
+            assert_eq!(is_bare_key(key, BareKey::Ascii), ascii, "{key:?} (ascii)");
+            assert_eq!(
+                is_bare_key(key, BareKey::Unicode),
+                unicode,
+                "{key:?} (unicode)"
+            );
+        }
     }
 
     #[test]

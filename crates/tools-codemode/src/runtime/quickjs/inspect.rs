@@ -9,6 +9,7 @@ use rquickjs::object::Filter;
 use rquickjs::{Object, Type, Value};
 
 use super::intrinsics::Intrinsics;
+use crate::sdk::{BareKey, is_bare_key};
 
 /// Containers nested deeper than this render as `[Object]` / `[Array]`.
 const MAX_DEPTH: usize = 4;
@@ -58,14 +59,7 @@ fn number(value: f64) -> String {
 
 /// A property key as an object literal would write it.
 fn key(out: &mut String, key: &str) {
-    let plain = key
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
-        && key
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
-    if plain {
+    if is_bare_key(key, BareKey::Unicode) {
         out.push_str(key);
     } else {
         quoted(out, key);

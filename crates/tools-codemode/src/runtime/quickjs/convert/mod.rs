@@ -30,6 +30,7 @@ use rquickjs::Value;
 pub(super) use self::to_host::to_json;
 pub(super) use self::to_sandbox::to_js;
 use super::intrinsics::Intrinsics;
+use crate::sdk::{BareKey, is_bare_key};
 
 /// How often (in visited values) a walk checks whether the run must stop.
 const STOP_CHECK_INTERVAL: usize = 1024;
@@ -63,14 +64,7 @@ fn render_path<'a>(steps: impl IntoIterator<Item = Step<'a>>) -> String {
                 let _ = write!(out, "[{index}]");
             }
             Step::Key(key) => {
-                let plain = key
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-                    && key
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-                if plain {
+                if is_bare_key(key, BareKey::Ascii) {
                     let _ = write!(out, ".{key}");
                 } else {
                     let _ = write!(out, "[{}]", serde_json::to_string(key).unwrap_or_default());
