@@ -8,10 +8,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_json::JsonValue;
 use tools_registry::{
-    AgentScope, CallInfo, ExecutionToken, Progress, ProgressSink, RunHooks, ToolContext,
-    ToolDefinition, ToolName,
+    AgentScope, BodyCancellation, CallInfo, ExecutionToken, Progress, ProgressSink, RunHooks,
+    ToolContext, ToolDefinition, ToolName,
 };
 
+use crate::stage::body_token::BodyToken;
 use crate::{Approval, Error};
 
 /// The channels back to whoever started a call: where its progress goes, and who answers
@@ -274,6 +275,19 @@ pub(crate) struct ExecState {
     pub(crate) deferred: Mutex<Vec<ToolContext>>,
     /// The definition whose `finalize_content` runs once at the end (captured at creation).
     pub(crate) finalizer: Option<ToolDefinition>,
+    /// The token of the first dispatch's body, made if the body asks for it.
+    pub(crate) body_token: BodyToken,
+}
+
+/// The body of the execution's first dispatch gets its token from here, made on demand.
+impl BodyCancellation for Execution {
+    fn body_token(&self) -> &CancellationToken {
+        self.state.body_token.get()
+    }
+
+    fn is_body_cancelled(&self) -> bool {
+        self.state.body_token.is_cancelled()
+    }
 }
 
 impl RunHooks for Execution {

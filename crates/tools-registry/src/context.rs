@@ -189,13 +189,38 @@ impl RunHooks for Detached {
     fn conclude_turn(&self) {}
 }
 
+/// A body's cancellation token made the first time the body asks for it.
+///
+/// Most tool bodies never look at their token, and making one per call costs an
+/// allocation (and, for a child token, a lock of its parent when made and when dropped).
+/// A [`RunContext`] made by [`RunContext::on_demand`] asks its source for the token the
+/// first time [`RunContext::cancellation`] is called and answers
+/// [`RunContext::is_cancelled`] without making it. The pipeline's execution is such a
+/// source for the body of its first dispatch.
+pub trait BodyCancellation: Send + Sync {
+    /// The body's token: made on the first call (already cancelled if the body was
+    /// cancelled before), the same token on every later call.
+    fn body_token(&self) -> &CancellationToken;
+    /// Whether the body has been cancelled, without making the token.
+    fn is_body_cancelled(&self) -> bool;
+}
+
+/// Where a context's token comes from.
+#[derive(Clone)]
+enum Cancel {
+    /// A token made by whoever made the context.
+    Token(CancellationToken),
+    /// A token made on first use by its source.
+    OnDemand(Arc<dyn BodyCancellation>),
+}
+
 /// What a tool body receives besides its arguments.
 ///
 /// A body must observe [`RunContext::cancellation`] and settle only when the work it owns
 /// is quiescent.
 #[derive(Clone)]
 pub struct RunContext {
-    cancel: CancellationToken,
+    cancel: Cancel,
     hooks: Arc<dyn RunHooks>,
 }
 
@@ -203,7 +228,19 @@ impl RunContext {
     /// A context for the call `hooks` describes, cancelled by `cancel`, reporting to
     /// `hooks`.
     pub fn new(hooks: Arc<dyn RunHooks>, cancel: CancellationToken) -> RunContext {
-        RunContext { cancel, hooks }
+        RunContext {
+            cancel: Cancel::Token(cancel),
+            hooks,
+        }
+    }
+
+    /// A context whose token `cancel` makes when the body first asks for it (see
+    /// [`BodyCancellation`]).
+    pub fn on_demand(hooks: Arc<dyn RunHooks>, cancel: Arc<dyn BodyCancellation>) -> RunContext {
+        RunContext {
+            cancel: Cancel::OnDemand(cancel),
+            hooks,
+        }
     }
 
     /// A context whose deferred contexts and conclusion go nowhere (tests, direct calls).
@@ -221,14 +258,21 @@ impl RunContext {
         &*self.hooks
     }
 
-    /// The token that is cancelled when the call must stop.
+    /// The token that is cancelled when the call must stop (made now if the context makes
+    /// it on demand and nobody asked before).
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        match &self.cancel {
+            Cancel::Token(token) => token,
+            Cancel::OnDemand(source) => source.body_token(),
+        }
     }
 
-    /// Whether the call has been cancelled.
+    /// Whether the call has been cancelled (never makes a token).
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        match &self.cancel {
+            Cancel::Token(token) => token.is_cancelled(),
+            Cancel::OnDemand(source) => source.is_body_cancelled(),
+        }
     }
 
     /// Adds a context delivered with this call's result (before any context the result
@@ -263,7 +307,7 @@ impl fmt::Debug for RunContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunContext")
             .field("call", self.call())
-            .field("cancelled", &self.cancel.is_cancelled())
+            .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
     }
 }

@@ -22,7 +22,8 @@ mod view;
 
 pub use change::Change;
 pub use context::{
-    CallInfo, ExecutionToken, Progress, ProgressSink, RunContext, RunHooks, ToolContext,
+    BodyCancellation, CallInfo, ExecutionToken, Progress, ProgressSink, RunContext, RunHooks,
+    ToolContext,
 };
 pub use definition::{
     ApprovalKeyFn, BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MAX_TIMEOUT,

@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
-use tools_registry::{Registry, RunContext, RunHooks, ToolDefinition, ToolError};
+use tools_registry::{BodyCancellation, Registry, RunContext, RunHooks, ToolDefinition, ToolError};
 
 use crate::Execution;
 use crate::ToolResult;
@@ -20,8 +20,9 @@ use crate::outcome::{canonical, create_success, resolve};
 pin_project! {
     /// The tool body of one call, as the execute waterfall's end.
     ///
-    /// The body's token is a child of the innermost token (a wrapper's, else the caller's),
-    /// so its cancellation reaches the body at once. A caller distinct from that token is
+    /// The body's token is a child of the innermost token (a wrapper's, if one replaced
+    /// the caller's), so its cancellation reaches the body at once. On an execution's
+    /// first dispatch it is made only if the body asks for it (`body_token.rs`). A caller distinct from that token is
     /// watched while the body runs and cancels the body's token too. The body is awaited to
     /// completion by the pipeline; if a wrapper drops this future first (as
     /// `tower::timeout` does), the body's token is cancelled at once and the drop is
@@ -46,14 +47,39 @@ pin_project! {
             caller: Option<WaitForCancellationFutureOwned>,
             def: ToolDefinition,
             exec: Arc<Execution>,
-            fused: CancellationToken,
+            fused: Fused,
         },
+    }
+}
+
+/// The body's token.
+#[derive(Clone)]
+enum Fused {
+    /// The execution's own, made when the body asks for it (its first dispatch).
+    OnDemand,
+    /// Made for this dispatch (a later dispatch of the same execution, as a retry makes).
+    Made(CancellationToken),
+}
+
+impl Fused {
+    fn cancel(&self, exec: &Execution) {
+        match self {
+            Fused::OnDemand => exec.state.body_token.cancel(),
+            Fused::Made(token) => token.cancel(),
+        }
+    }
+
+    fn is_cancelled(&self, exec: &Execution) -> bool {
+        match self {
+            Fused::OnDemand => exec.is_body_cancelled(),
+            Fused::Made(token) => token.is_cancelled(),
+        }
     }
 }
 
 /// Cancels the body's token when the body future is dropped before it settled.
 struct DropGuard {
-    fused: CancellationToken,
+    fused: Fused,
     exec: Arc<Execution>,
     armed: bool,
 }
@@ -63,7 +89,7 @@ impl Drop for DropGuard {
         if !self.armed {
             return;
         }
-        self.fused.cancel();
+        self.fused.cancel(&self.exec);
         if !std::thread::panicking() {
             tracing::warn!(
                 tool = %self.exec.name(),
@@ -101,12 +127,18 @@ impl BodyFuture {
             return settled(ToolResult::unknown_tool(exec.name().as_str()), &exec);
         };
         exec.state.body_invoked.store(true, Ordering::SeqCst);
-        // A call nobody can cancel gets a token of its own (one allocation, not a child's
-        // two).
-        let fused = wrapper
-            .as_ref()
-            .map_or_else(CancellationToken::new, CancellationToken::child_token);
-        let ctx = RunContext::new(Arc::clone(&exec) as Arc<dyn RunHooks>, fused.clone());
+        let hooks = Arc::clone(&exec) as Arc<dyn RunHooks>;
+        let (fused, ctx) = if exec.state.body_token.claim(wrapper.clone()) {
+            let source = Arc::clone(&exec) as Arc<dyn BodyCancellation>;
+            (Fused::OnDemand, RunContext::on_demand(hooks, source))
+        } else {
+            // A call nobody can cancel gets a token of its own (one allocation, not a
+            // child's two).
+            let token = wrapper
+                .as_ref()
+                .map_or_else(CancellationToken::new, CancellationToken::child_token);
+            (Fused::Made(token.clone()), RunContext::new(hooks, token))
+        };
         let body = CatchUnwind::new(def.call(exec.arguments().clone(), ctx));
         let caller = match &exec.caller {
             Some(caller) if !same => Some(caller.clone().cancelled_owned()),
@@ -155,7 +187,7 @@ impl Future for BodyFuture {
                         Ok(Err(error)) => ToolResult::failure(error),
                         Ok(Ok(value)) => match create_success(def, exec, value) {
                             Err(error) => ToolResult::failure(error),
-                            Ok(_) if fused.is_cancelled() => ToolResult::aborted(),
+                            Ok(_) if fused.is_cancelled(exec) => ToolResult::aborted(),
                             Ok(success) => success,
                         },
                     };
@@ -169,7 +201,7 @@ impl Future for BodyFuture {
                 }
                 // The caller cancelled: cancel the body's token and let the body see it.
                 caller.set(None);
-                fused.cancel();
+                fused.cancel(exec);
             },
         }
     }

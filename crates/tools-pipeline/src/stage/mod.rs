@@ -3,6 +3,7 @@
 //! materialization, finalization, observers), with the typestate handles between them.
 
 pub(crate) mod body;
+pub(crate) mod body_token;
 pub(crate) mod complete;
 pub(crate) mod dispatch;
 pub(crate) mod prepare;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tools_pipeline::{DispatchRequest, ErrorCode, ToolResult, layer};
-use tools_registry::ToolError;
+use tools_registry::{RunContext, ToolError};
 use tower::{Layer, Service};
 
 use crate::support::{Log, call, setup, tool_with};
@@ -42,7 +42,7 @@ async fn tower_timeout_yields_tool_timeout() {
     );
 }
 
-/// Retries a failed result up to `left` more times.
+/// Retries a failed result (or a wrapper's error) up to `left` more times.
 #[derive(Clone)]
 struct RetryFailures {
     left: usize,
@@ -56,7 +56,8 @@ impl tower::retry::Policy<DispatchRequest, ToolResult, ToolError> for RetryFailu
         _req: &mut DispatchRequest,
         result: &mut Result<ToolResult, ToolError>,
     ) -> Option<Self::Future> {
-        let failed = matches!(result, Ok(r) if r.is_error());
+        // A wrapper's error (`tower::timeout`'s elapsed) counts as a failure too.
+        let failed = result.as_ref().map_or(true, ToolResult::is_error);
         if failed && self.left > 0 {
             self.left -= 1;
             Some(std::future::ready(()))
@@ -100,6 +101,51 @@ async fn tower_retry_reruns_the_body() {
     let result = pipeline.execute(call("flaky", json!({}))).await;
     assert_eq!(result.text(), "succeeded on attempt 3");
     assert_eq!(*attempts.lock().unwrap(), 3);
+}
+
+/// A body's token is made only when the body asks for it. The first attempt never asks:
+/// the timeout that drops it cancels the token without making it, and the token made
+/// afterwards is born cancelled. The retry's body gets a token of its own, not cancelled.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_retry_after_a_timeout_runs_with_a_fresh_token() {
+    let (registry, pipeline) = setup();
+    let contexts: Arc<Mutex<Vec<RunContext>>> = Arc::default();
+    let c = Arc::clone(&contexts);
+    registry
+        .register(tool_with("slow_once", move |_args, ctx| {
+            let attempt = {
+                let mut all = c.lock().unwrap();
+                all.push(ctx.clone());
+                all.len()
+            };
+            async move {
+                if attempt == 1 {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                let cancelled = ctx.cancellation().is_cancelled();
+                Ok(json!(format!("attempt {attempt}: cancelled={cancelled}")))
+            }
+        }))
+        .unwrap()
+        .keep();
+    pipeline
+        .on_execute(layer(tower::retry::RetryLayer::new(RetryFailures {
+            left: 1,
+        })))
+        .keep();
+    pipeline
+        .on_execute(layer(tower::timeout::TimeoutLayer::new(
+            Duration::from_secs(1),
+        )))
+        .keep();
+    let result = pipeline.execute(call("slow_once", json!({}))).await;
+    assert_eq!(result.text(), "attempt 2: cancelled=false");
+    let all = contexts.lock().unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(all[0].is_cancelled());
+    assert!(all[0].cancellation().is_cancelled());
+    assert!(!all[1].is_cancelled());
+    assert!(!all[1].cancellation().is_cancelled());
 }
 
 #[tokio::test(flavor = "current_thread")]
