@@ -275,18 +275,19 @@ pub(crate) struct ExecState {
     pub(crate) deferred: Mutex<Vec<ToolContext>>,
     /// The definition whose `finalize_content` runs once at the end (captured at creation).
     pub(crate) finalizer: Option<ToolDefinition>,
-    /// The token of the first dispatch's body, made if the body asks for it.
+    /// The token of the first dispatch's body (when no wrapper replaced the caller's
+    /// token), made if the body asks for it.
     pub(crate) body_token: BodyToken,
 }
 
 /// The body of the execution's first dispatch gets its token from here, made on demand.
 impl BodyCancellation for Execution {
     fn body_token(&self) -> &CancellationToken {
-        self.state.body_token.get()
+        self.state.body_token.get(self.caller.as_ref())
     }
 
     fn is_body_cancelled(&self) -> bool {
-        self.state.body_token.is_cancelled()
+        self.state.body_token.is_cancelled(self.caller.as_ref())
     }
 }
 

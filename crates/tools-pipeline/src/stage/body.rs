@@ -22,7 +22,8 @@ pin_project! {
     ///
     /// The body's token is a child of the innermost token (a wrapper's, if one replaced
     /// the caller's), so its cancellation reaches the body at once. On an execution's
-    /// first dispatch it is made only if the body asks for it (`body_token.rs`). A caller distinct from that token is
+    /// first dispatch under the caller's own token it is made only if the body asks for
+    /// it (`body_token.rs`). A caller distinct from that token is
     /// watched while the body runs and cancels the body's token too. The body is awaited to
     /// completion by the pipeline; if a wrapper drops this future first (as
     /// `tower::timeout` does), the body's token is cancelled at once and the drop is
@@ -55,9 +56,11 @@ pin_project! {
 /// The body's token.
 #[derive(Clone)]
 enum Fused {
-    /// The execution's own, made when the body asks for it (its first dispatch).
+    /// The execution's own, made when the body asks for it (its first dispatch under the
+    /// caller's token).
     OnDemand,
-    /// Made for this dispatch (a later dispatch of the same execution, as a retry makes).
+    /// Made for this dispatch (under a wrapper's token, or a later dispatch of the same
+    /// execution, as a retry makes).
     Made(CancellationToken),
 }
 
@@ -128,12 +131,13 @@ impl BodyFuture {
         };
         exec.state.body_invoked.store(true, Ordering::SeqCst);
         let hooks = Arc::clone(&exec) as Arc<dyn RunHooks>;
-        let (fused, ctx) = if exec.state.body_token.claim(wrapper.clone()) {
+        // The token descends from the caller's unless a wrapper replaced it: only then is
+        // a token made now, as for a later dispatch of the same execution.
+        let own = wrapper.is_none() || same;
+        let (fused, ctx) = if own && exec.state.body_token.claim() {
             let source = Arc::clone(&exec) as Arc<dyn BodyCancellation>;
             (Fused::OnDemand, RunContext::on_demand(hooks, source))
         } else {
-            // A call nobody can cancel gets a token of its own (one allocation, not a
-            // child's two).
             let token = wrapper
                 .as_ref()
                 .map_or_else(CancellationToken::new, CancellationToken::child_token);
