@@ -26,7 +26,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::Pin;
+use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::Poll;
 
@@ -231,6 +231,11 @@ impl Lane {
 
     /// Runs until the run is over and every started sub-call is committed.
     pub(crate) async fn run(mut self, mut submissions: mpsc::UnboundedReceiver<Submission>) {
+        // One wait for the run's end, registered once and kept across the loop's waits: a
+        // fresh `cancelled()` per wait registers and unregisters a waiter under the
+        // token's lock every time.
+        let mut ended = pin!(self.state.token.clone().cancelled_owned());
+        let mut seen_end = false;
         loop {
             if self.head_settled() {
                 self.commit_head().await;
@@ -275,7 +280,7 @@ impl Lane {
                     self.body_settled(joined);
                 }
                 Some(sub) = submissions.recv() => self.pending.push_back(sub),
-                () = self.state.token.cancelled(), if !self.state.token.is_cancelled() => {}
+                () = &mut ended, if !seen_end => seen_end = true,
                 else => break,
             }
         }
