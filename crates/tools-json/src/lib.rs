@@ -29,3 +29,7 @@ pub use violation::{
 
 /// Re-export of `serde_json`, whose `Value` is the raw JSON type of the whole workspace.
 pub use serde_json;
+
+/// Re-export of the small-string type of a [`Segment::Key`] (and of the registry's tool
+/// names): a `str` of up to 23 bytes stored inline.
+pub use smol_str::SmolStr;

@@ -2,11 +2,14 @@
 
 use std::fmt;
 
+use smol_str::SmolStr;
+
 /// One step of a [`Path`]: an object key or an array index.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Segment {
-    /// An object key, kept verbatim (no quoting or escaping, so `a.b` stays `a.b`).
-    Key(Box<str>),
+    /// An object key, kept verbatim (no quoting or escaping, so `a.b` stays `a.b`). Keys of
+    /// up to 23 bytes are stored inline: reporting a violation allocates no key.
+    Key(SmolStr),
     /// An array index.
     Index(usize),
 }
@@ -31,7 +34,7 @@ pub enum Segment {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Path {
-    root: Box<str>,
+    root: SmolStr,
     segments: Vec<Segment>,
 }
 

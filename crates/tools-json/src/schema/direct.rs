@@ -61,7 +61,13 @@ struct Frame<'a, 'p> {
 
 impl Frame<'_, '_> {
     fn path(&self, root: &str) -> Path {
-        let mut segments = Vec::new();
+        let mut depth = 0;
+        let mut at = Some(self);
+        while let Some(frame) = at {
+            depth += 1;
+            at = frame.parent;
+        }
+        let mut segments = Vec::with_capacity(depth);
         let mut at = Some(self);
         while let Some(frame) = at {
             match frame.step {
