@@ -71,6 +71,13 @@ impl tower::retry::Policy<DispatchRequest, ToolResult, ToolError> for RetryFailu
     }
 }
 
+/// Installs `tower::retry` with [`RetryFailures`] as the next execute wrapper.
+fn retry_failures(pipeline: &tools_pipeline::Pipeline, left: usize) {
+    pipeline
+        .on_execute(layer(tower::retry::RetryLayer::new(RetryFailures { left })))
+        .keep();
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn tower_retry_reruns_the_body() {
     let (registry, pipeline) = setup();
@@ -93,11 +100,7 @@ async fn tower_retry_reruns_the_body() {
         }))
         .unwrap()
         .keep();
-    pipeline
-        .on_execute(layer(tower::retry::RetryLayer::new(RetryFailures {
-            left: 5,
-        })))
-        .keep();
+    retry_failures(&pipeline, 5);
     let result = pipeline.execute(call("flaky", json!({}))).await;
     assert_eq!(result.text(), "succeeded on attempt 3");
     assert_eq!(*attempts.lock().unwrap(), 3);
@@ -128,11 +131,7 @@ async fn a_retry_after_a_timeout_runs_with_a_fresh_token() {
         }))
         .unwrap()
         .keep();
-    pipeline
-        .on_execute(layer(tower::retry::RetryLayer::new(RetryFailures {
-            left: 1,
-        })))
-        .keep();
+    retry_failures(&pipeline, 1);
     pipeline
         .on_execute(layer(tower::timeout::TimeoutLayer::new(
             Duration::from_secs(1),
