@@ -26,7 +26,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::Poll;
 
@@ -37,6 +37,7 @@ use tools_json::JsonValue;
 use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
 use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError, ToolName};
 
+use super::end_watch::EndWatch;
 use super::{DispatchSettled, DispatchStarted, Events, IMAGE_CONTEXT_SOURCE, MAX_JSON_DEPTH};
 use crate::runtime::{BindingFuture, BindingHost};
 
@@ -189,6 +190,8 @@ pub(crate) struct Lane {
     pipeline: Pipeline,
     state: Arc<RunState>,
     ctx: RunContext,
+    /// `<outer call id>:code:`, the start of every sub-call id.
+    id_prefix: String,
     cap: usize,
     events: Option<Events>,
     pending: VecDeque<Submission>,
@@ -211,7 +214,9 @@ impl Lane {
         cap: usize,
         events: Option<Events>,
     ) -> Lane {
+        let id_prefix = format!("{}:code:", ctx.call().call_id);
         Lane {
+            id_prefix,
             pipeline,
             state,
             ctx,
@@ -233,8 +238,9 @@ impl Lane {
     pub(crate) async fn run(mut self, mut submissions: mpsc::UnboundedReceiver<Submission>) {
         // One wait for the run's end, registered once and kept across the loop's waits: a
         // fresh `cancelled()` per wait registers and unregisters a waiter under the
-        // token's lock every time.
-        let mut ended = pin!(self.state.token.clone().cancelled_owned());
+        // token's lock every time, and re-polling one takes that lock again (see
+        // `EndWatch`).
+        let mut ended = EndWatch::new(self.state.token.clone());
         let mut seen_end = false;
         loop {
             if self.head_settled() {
@@ -280,7 +286,7 @@ impl Lane {
                     self.body_settled(joined);
                 }
                 Some(sub) = submissions.recv() => self.pending.push_back(sub),
-                () = &mut ended, if !seen_end => seen_end = true,
+                () = poll_fn(|cx| ended.poll_end(cx)), if !seen_end => seen_end = true,
                 else => break,
             }
         }
@@ -301,14 +307,25 @@ impl Lane {
             .is_some_and(|slot| slot.settled.is_some())
     }
 
-    /// `<outer call id>:code:<n>` (once per sub-call).
+    /// `<outer call id>:code:<n>` (once per sub-call). One allocation, the `Arc`'s: the
+    /// text is put together on the stack unless the outer call id is long.
     fn sub_call_id(&self, n: u64) -> Arc<str> {
-        let parent = &self.ctx.call().call_id;
         let mut digits = itoa::Buffer::new();
         let n = digits.format(n);
-        let mut id = String::with_capacity(parent.len() + ":code:".len() + n.len());
-        id.push_str(parent);
-        id.push_str(":code:");
+        let prefix = self.id_prefix.as_bytes();
+        let len = prefix.len() + n.len();
+        let mut buf = [0u8; 96];
+        if let Some(out) = buf.get_mut(..len) {
+            let (head, tail) = out.split_at_mut(prefix.len());
+            head.copy_from_slice(prefix);
+            tail.copy_from_slice(n.as_bytes());
+            // Always UTF-8 (a `str` then ASCII digits); checked rather than assumed.
+            if let Ok(id) = std::str::from_utf8(out) {
+                return Arc::from(id);
+            }
+        }
+        let mut id = String::with_capacity(len);
+        id.push_str(&self.id_prefix);
         id.push_str(n);
         id.into()
     }

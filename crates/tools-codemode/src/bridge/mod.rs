@@ -32,6 +32,7 @@
 //! in `run_code run is over (<reason>)` is `run_code settled` or, when the outer call was
 //! cancelled first, `tool call aborted` (cancellation tokens carry no reason).
 
+mod end_watch;
 mod lane;
 mod transport;
 

@@ -114,6 +114,49 @@ async fn b26_sequential_calls_value_content_identity_and_events() {
     );
 }
 
+/// Sub-call ids under outer call ids of every length: short ones are put together on the
+/// stack, one longer than that buffer takes the other path; the text is the same.
+#[tokio::test(flavor = "current_thread")]
+async fn sub_call_ids_extend_outer_ids_of_any_length_and_script() {
+    for outer_id in [
+        "c".to_owned(),
+        "appel-é-ünïcode-✓".to_owned(),
+        "x".repeat(89),
+        "y".repeat(90),
+        "z".repeat(300),
+    ] {
+        let seen = Log::default();
+        let runtime = scripted(|request: CodeRunRequest| async move {
+            for text in ["one", "two"] {
+                call(&request.host, "echo", json!({ "text": text }))
+                    .await
+                    .unwrap();
+            }
+            completed(None, &[])
+        });
+        let h = harness(runtime, vec![echo(&seen)]);
+        let outer = ToolCall::new(
+            outer_id.as_str(),
+            RUN_CODE,
+            json!({"code": "return 1", "description": "ids"}),
+        )
+        .unwrap()
+        .with_agent(h.agent.clone());
+        let result = h.execute(outer).await;
+        assert!(!result.is_error(), "{result:?}");
+        let ids: Vec<String> = h
+            .sink
+            .settles()
+            .iter()
+            .map(|event| event.sub_call_id.to_string())
+            .collect();
+        assert_eq!(
+            ids,
+            [format!("{outer_id}:code:1"), format!("{outer_id}:code:2")]
+        );
+    }
+}
+
 /// A tool that concludes the turn.
 fn finisher() -> ToolDefinition {
     tool("finish", false, |_args, ctx| async move {
