@@ -96,12 +96,20 @@ impl ToolCall {
         name: &str,
         arguments: Value,
     ) -> Result<ToolCall, Error> {
+        ToolCall::with_arguments(call_id.into(), name, Arguments::Wire(arguments))
+    }
+
+    fn with_arguments(
+        call_id: Arc<str>,
+        name: &str,
+        arguments: Arguments,
+    ) -> Result<ToolCall, Error> {
         let name = ToolName::new(name).map_err(|_| Error::EmptyName)?;
         Ok(ToolCall {
-            call_id: call_id.into(),
+            call_id,
             root_call_id: None,
             name,
-            arguments: Arguments::Wire(arguments),
+            arguments,
             agent: None,
             parent: None,
             cancel: None,
@@ -120,13 +128,12 @@ impl ToolCall {
         name: &str,
         arguments: JsonValue,
     ) -> Result<ToolCall, Error> {
-        let mut call = ToolCall::new(call_id, name, Value::Null)?;
-        call.arguments = Arguments::Json(arguments);
-        Ok(call)
+        ToolCall::with_arguments(call_id.into(), name, Arguments::Json(arguments))
     }
 
     /// The call as made by `agent` (its scope decides visibility, masks, mode and hooks).
     #[must_use]
+    #[inline]
     pub fn with_agent(mut self, agent: AgentScope) -> ToolCall {
         self.agent = Some(agent);
         self
@@ -136,6 +143,7 @@ impl ToolCall {
     /// runs the call under its own token (a batch, a Code Mode run, an MCP request) fuses
     /// the two and never replaces this one (DECISIONS 22).
     #[must_use]
+    #[inline]
     pub fn with_cancellation(mut self, cancel: CancellationToken) -> ToolCall {
         self.cancel = Some(cancel);
         self
@@ -144,6 +152,7 @@ impl ToolCall {
     /// Where the body's progress updates ([`tools_registry::RunContext::report_progress`])
     /// go, e.g. an MCP client's `notifications/progress`. Without one they are dropped.
     #[must_use]
+    #[inline]
     pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> ToolCall {
         self.channels.progress = Some(sink);
         self
@@ -153,6 +162,7 @@ impl ToolCall {
     /// client that made the call, through elicitation). It gets the same request and its
     /// answer counts the same way: a refusal, cancellation or failure is `APPROVAL_DENIED`.
     #[must_use]
+    #[inline]
     pub fn with_approval(mut self, approval: Arc<dyn Approval>) -> ToolCall {
         self.channels.approval = Some(approval);
         self
@@ -162,6 +172,7 @@ impl ToolCall {
     /// the tool's output budget (the runtime's budget hook reads it; see
     /// [`Execution::output_budget`]).
     #[must_use]
+    #[inline]
     pub fn with_output_budget(mut self, bytes: usize) -> ToolCall {
         self.channels.output_budget = Some(bytes);
         self
@@ -171,6 +182,7 @@ impl ToolCall {
     /// Mode sub-call reports to, and asks, whoever started the `run_code` call). A context
     /// the pipeline did not make gives nothing.
     #[must_use]
+    #[inline]
     pub fn with_channels_of(mut self, ctx: &tools_registry::RunContext) -> ToolCall {
         if let Some(exec) = ctx
             .hooks()
@@ -184,6 +196,7 @@ impl ToolCall {
 
     /// The enclosing transport execution of a Code Mode sub-call.
     #[must_use]
+    #[inline]
     pub fn with_parent(mut self, parent: ExecutionToken) -> ToolCall {
         self.parent = Some(parent);
         self
@@ -191,6 +204,7 @@ impl ToolCall {
 
     /// The id of the model call this one descends from (defaults to the call id).
     #[must_use]
+    #[inline]
     pub fn with_root_call_id(mut self, root: impl Into<Arc<str>>) -> ToolCall {
         self.root_call_id = Some(root.into());
         self
