@@ -1,5 +1,6 @@
 //! `define_tool`: a typed tool built on `tools-schema`.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -19,7 +20,15 @@ use crate::{CallInfo, Error, ResultView, RunContext, ToolBody, ToolDefinition, T
 type TypedRender<A, O> =
     Arc<dyn Fn(&A, &Validated<O>) -> Result<Vec<ContentBlock>, ToolError> + Send + Sync>;
 type TypedMeta<A, O> = Arc<dyn Fn(&A, &Validated<O>) -> Result<Value, ToolError> + Send + Sync>;
-type TypedClassifier<A> = Arc<dyn Fn(&A) -> bool + Send + Sync>;
+/// How a typed tool's calls are classified for concurrency.
+enum TypedClassifier<A> {
+    /// Concurrency-safe whenever the arguments are valid: only validated (the pass is
+    /// remembered by the snapshot, so the body does not validate again), never
+    /// deserialized.
+    Always,
+    /// The author's classifier, over the parsed arguments.
+    Classify(Arc<dyn Fn(&A) -> bool + Send + Sync>),
+}
 type TypedKey<A> = Arc<dyn Fn(&A) -> String + Send + Sync>;
 /// The typed body, kept generic until `build` knows the compiled argument schema: it then
 /// becomes one [`ToolBody`] whose future is the user's future wrapped in place, so a call
@@ -152,7 +161,7 @@ where
                 let started = parsed.map(|typed| body(typed, ctx));
                 async move {
                     let value = started.map_err(ToolError::from)?.await?;
-                    serde_json::to_value(&value).map_err(|e| {
+                    output_value(value).map_err(|e| {
                         ToolError::with_code(
                             ErrorCode::InvalidToolOutput,
                             format!(
@@ -173,8 +182,20 @@ where
     }
 
     /// The concurrency classifier over typed arguments (invalid arguments: exclusive).
+    ///
+    /// For a tool whose every valid call is concurrency-safe, prefer
+    /// [`TypedToolBuilder::concurrency_safe`]: a classifier needs the arguments
+    /// deserialized once more per call.
     pub fn concurrency(mut self, classify: impl Fn(&A) -> bool + Send + Sync + 'static) -> Self {
-        self.concurrency = Some(Arc::new(classify));
+        self.concurrency = Some(TypedClassifier::Classify(Arc::new(classify)));
+        self
+    }
+
+    /// Declares every call with valid arguments concurrency-safe (invalid arguments:
+    /// exclusive, as with a classifier). The arguments are validated, not deserialized, to
+    /// classify, and the body does not validate them again.
+    pub fn concurrency_safe(mut self) -> Self {
+        self.concurrency = Some(TypedClassifier::Always);
         self
     }
 
@@ -196,8 +217,7 @@ where
     /// call.
     pub fn read_only(mut self) -> Self {
         self.hints.read_only = Some(true);
-        self.concurrency = Some(Arc::new(|_: &A| true));
-        self
+        self.concurrency_safe()
     }
 
     /// The presenter over typed arguments (invalid arguments: the generic card).
@@ -272,11 +292,18 @@ where
         if let Some(timeout) = self.timeout {
             builder = builder.timeout(timeout);
         }
-        if let Some(classify) = self.concurrency {
-            let args = Arc::clone(&args);
-            builder = builder.concurrency(move |raw: &JsonValue| {
-                args.parse(raw).is_ok_and(|typed| classify(&typed))
-            });
+        match self.concurrency {
+            None => {}
+            Some(TypedClassifier::Always) => {
+                let args = Arc::clone(&args);
+                builder = builder.concurrency(move |raw: &JsonValue| args.accepts(raw));
+            }
+            Some(TypedClassifier::Classify(classify)) => {
+                let args = Arc::clone(&args);
+                builder = builder.concurrency(move |raw: &JsonValue| {
+                    args.parse(raw).is_ok_and(|typed| classify(&typed))
+                });
+            }
         }
         if let Some(presenter) = self.presenter {
             builder = builder.presenter(SharedPresenter(presenter));
@@ -292,6 +319,24 @@ where
             builder = builder.finalize_content(move |call, result| finalize(call, result));
         }
         builder.build()
+    }
+}
+
+/// A typed body's output as JSON, taken by value: a `String` or `serde_json::Value` output
+/// is moved in (no copy, no walk); any other type is serialized, as `serde_json::to_value`
+/// does. Both give the same JSON: serializing a `Value` or a `String` is the identity.
+fn output_value<O: Serialize + 'static>(value: O) -> Result<Value, serde_json::Error> {
+    let mut slot = Some(value);
+    let any: &mut dyn Any = &mut slot;
+    if let Some(value) = any.downcast_mut::<Option<Value>>().and_then(Option::take) {
+        return Ok(value);
+    }
+    if let Some(text) = any.downcast_mut::<Option<String>>().and_then(Option::take) {
+        return Ok(Value::String(text));
+    }
+    match slot {
+        Some(value) => serde_json::to_value(&value),
+        None => Ok(Value::Null),
     }
 }
 
@@ -332,5 +377,46 @@ impl<A, O> fmt::Debug for TypedToolBuilder<A, O> {
         f.debug_struct("TypedToolBuilder")
             .field("name", &self.name)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+    use serde_json::{Value, json};
+
+    use super::output_value;
+
+    #[derive(Serialize)]
+    struct Report {
+        text: String,
+        lines: Option<u32>,
+    }
+
+    /// The by-value path gives exactly what `serde_json::to_value` gives, for the types it
+    /// moves and for those it serializes.
+    #[test]
+    fn output_value_is_to_value() {
+        let value = json!({"a": [1, 2.5, -0, "x", null, {"b": true}], "c": u64::MAX});
+        assert_eq!(
+            output_value(value.clone()).unwrap(),
+            serde_json::to_value(&value).unwrap()
+        );
+        for text in ["", "ok", "ünï\u{1F600}\n\"q\""] {
+            assert_eq!(output_value(text.to_owned()).unwrap(), Value::from(text));
+        }
+        let report = Report {
+            text: "t".into(),
+            lines: None,
+        };
+        assert_eq!(
+            output_value(Some("x".to_owned())).unwrap(),
+            serde_json::to_value(Some("x")).unwrap()
+        );
+        assert_eq!(
+            serde_json::to_value(&report).unwrap(),
+            output_value(report).unwrap()
+        );
+        assert_eq!(output_value(()).unwrap(), Value::Null);
     }
 }
