@@ -22,7 +22,7 @@
 //! - `#[tool]` on an `async fn` turns it into a function of the same name that builds the
 //!   tool, named after the function (or `#[tool(name = "…")]`), described by its doc
 //!   comment, its arguments and output typed by the signature; `#[tool(concurrent)]` marks
-//!   every call concurrency-safe; `#[tool(read_only)]` declares the tool read-only (the
+//!   every call with valid arguments concurrency-safe (`concurrency_safe()`); `#[tool(read_only)]` declares the tool read-only (the
 //!   `read_only` hint MCP clients see as `readOnlyHint`, and concurrency-safe).
 //!
 //! Input errors are compile errors (`syn::Error` at the offending field or attribute,

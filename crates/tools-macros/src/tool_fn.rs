@@ -114,7 +114,7 @@ fn expand_checked(args: TokenStream, item: TokenStream) -> syn::Result<TokenStre
     let concurrency = if options.read_only {
         Some(quote!(.read_only()))
     } else {
-        options.concurrent.then(|| quote!(.concurrency(|_| true)))
+        options.concurrent.then(|| quote!(.concurrency_safe()))
     };
     let args_span = types
         .first()
@@ -166,7 +166,7 @@ mod tests {
             out.contains("define_tool :: < ReadArgs , _ > (\"read\" , \"Read a file.\")"),
             "{out}"
         );
-        assert!(out.contains(". concurrency (| _ | true)"), "{out}");
+        assert!(out.contains(". concurrency_safe ()"), "{out}");
         assert!(
             out.contains("async fn __tool_body (args : ReadArgs , ctx : RunContext)"),
             "{out}"

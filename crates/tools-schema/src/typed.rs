@@ -101,6 +101,13 @@ impl<T: DeserializeOwned> ArgsSchema<T> {
         self.parse(&args)
     }
 
+    /// Whether canonical arguments are valid, without deserializing them; a pass is
+    /// remembered by the snapshot, so a later [`ArgsSchema::parse`] of it does not validate
+    /// again.
+    pub fn accepts(&self, args: &JsonValue) -> bool {
+        self.schema.is_valid_snapshot(args)
+    }
+
     /// Soft parsing, for presenters and classifiers replaying logged arguments: `None`
     /// instead of an error.
     pub fn parse_soft(&self, args: &Value) -> Option<T> {

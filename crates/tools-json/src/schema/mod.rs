@@ -270,6 +270,19 @@ impl CompiledSchema {
         violations
     }
 
+    /// As [`CompiledSchema::is_valid`] for a snapshot, which remembers a pass as
+    /// [`CompiledSchema::validate_snapshot`] does (and answers from it).
+    pub fn is_valid_snapshot(&self, value: &JsonValue) -> bool {
+        if value.validated_by() == self.0.id {
+            return true;
+        }
+        let valid = self.is_valid(value.as_value());
+        if valid {
+            value.mark_validated_by(self.0.id);
+        }
+        valid
+    }
+
     /// Whether `value` is valid; stops at the first violation.
     pub fn is_valid(&self, value: &Value) -> bool {
         if self.0.direct {

@@ -345,6 +345,7 @@ proptest! {
             let schema = &compiled[i % compiled.len()];
             let remembered = schema.validate_snapshot(&snapshot, "value");
             let fresh = schema.validate(snapshot.as_value(), "value");
+            prop_assert_eq!(schema.is_valid_snapshot(&snapshot), fresh.is_empty());
             prop_assert_eq!(remembered, fresh);
         }
     }

@@ -33,7 +33,7 @@ pub(crate) fn noop_with(concurrent: bool) -> ToolDefinition {
     )
     .body(|_args: NoopArgs, _ctx| async { Ok("ok".to_owned()) });
     let tool = if concurrent {
-        tool.concurrency(|_| true)
+        tool.concurrency_safe()
     } else {
         tool
     };

@@ -79,6 +79,46 @@ fn o02_typed_classifiers_see_typed_arguments_and_invalid_ones_are_exclusive() {
 }
 
 #[test]
+fn o02b_concurrency_safe_and_read_only_typed_tools_are_parallel_for_valid_arguments_only() {
+    let registry = Registry::new();
+    let safe = define_tool::<ModeArgs, String>("safe", "d")
+        .body(|a: ModeArgs, _c| async move { Ok(a.mode) })
+        .concurrency_safe()
+        .build()
+        .unwrap();
+    let read = define_tool::<ModeArgs, String>("read", "d")
+        .body(|a: ModeArgs, _c| async move { Ok(a.mode) })
+        .read_only()
+        .build()
+        .unwrap();
+    assert_eq!(read.hints().read_only, Some(true));
+    assert_eq!(safe.hints().read_only, None);
+    registry.register(safe).unwrap().keep();
+    registry.register(read).unwrap().keep();
+    let view = registry.view(None);
+    for name in ["safe", "read"] {
+        for mode in ["read", "write"] {
+            // The same snapshot classified twice: the remembered pass gives the same answer.
+            let valid = args(json!({ "mode": mode }));
+            for _ in 0..2 {
+                assert_eq!(
+                    view.execution_mode(name, &valid, false),
+                    ExecutionMode::Parallel,
+                    "{name} {mode}"
+                );
+            }
+        }
+        for invalid in [json!({}), json!({"mode": 1}), json!("read")] {
+            assert_eq!(
+                view.execution_mode(name, &args(invalid.clone()), false),
+                ExecutionMode::Exclusive,
+                "{name} {invalid}"
+            );
+        }
+    }
+}
+
+#[test]
 fn o03_a_panicking_classifier_is_exclusive() {
     let registry = Registry::new();
     registry
