@@ -6,6 +6,7 @@ use serde_json::{Number, Value};
 use smallvec::SmallVec;
 
 use crate::limits::Limits;
+use crate::path::Segments;
 use crate::{Path, Segment, Violation, ViolationKind, Violations};
 
 /// Whether `number` is negative zero (`-0`, `-0.0` and `-0e0` all parse to it).
@@ -74,17 +75,17 @@ pub(crate) enum Step<'a> {
 
 /// Rebuilds a [`Path`] from an arena of `(parent, step)` entries.
 pub(crate) fn materialize_path(arena: &[(u32, Step<'_>)], mut at: u32, root: &str) -> Path {
-    let mut segments = Vec::new();
+    let mut segments = Segments::new();
     while let Some(&(parent, step)) = arena.get(at as usize) {
         match step {
             Step::Root => break,
-            Step::Key(key) => segments.push(Segment::Key(key.into())),
+            Step::Key(key) => segments.push(Segment::key(key)),
             Step::Index(index) => segments.push(Segment::Index(index)),
         }
         at = parent;
     }
     segments.reverse();
-    Path::from_parts(root, segments)
+    Path::from_segments(root, segments)
 }
 
 fn arena_index(len: usize) -> u32 {

@@ -2,7 +2,16 @@
 
 use std::fmt;
 
+use smallvec::SmallVec;
 use smol_str::SmolStr;
+
+/// How many segments a [`Path`] holds without a heap allocation: argument paths are
+/// rarely deeper (`items[3].qty` is three).
+const INLINE_SEGMENTS: usize = 4;
+
+/// A path's segments: inline up to [`INLINE_SEGMENTS`], so reporting a violation at a
+/// shallow path allocates nothing for its path.
+pub(crate) type Segments = SmallVec<[Segment; INLINE_SEGMENTS]>;
 
 /// One step of a [`Path`]: an object key or an array index.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -13,6 +22,26 @@ pub enum Segment {
     /// An array index.
     Index(usize),
 }
+
+impl Segment {
+    /// The segment of an object key.
+    pub fn key(key: &str) -> Segment {
+        Segment::Key(inline_key(key))
+    }
+}
+
+/// A key or root label as a `SmolStr`, copied inline without `SmolStr::new`'s checks for
+/// its shared whitespace forms when it fits (keys of validated arguments are short).
+fn inline_key(key: &str) -> SmolStr {
+    if key.len() <= INLINE_KEY {
+        SmolStr::new_inline(key)
+    } else {
+        SmolStr::new(key)
+    }
+}
+
+/// The longest text a `SmolStr` holds inline.
+const INLINE_KEY: usize = 23;
 
 /// The location of a violation: a root label followed by keys and indices.
 ///
@@ -35,22 +64,27 @@ pub enum Segment {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Path {
     root: SmolStr,
-    segments: Vec<Segment>,
+    segments: Segments,
 }
 
 impl Path {
     /// A path at the root, labelled `label` (`"schema"`, `"value"`, `""` for arguments…).
     pub fn root(label: &str) -> Path {
         Path {
-            root: label.into(),
-            segments: Vec::new(),
+            root: inline_key(label),
+            segments: Segments::new(),
         }
     }
 
     /// Builds a path from its parts.
     pub fn from_parts(label: &str, segments: Vec<Segment>) -> Path {
+        Path::from_segments(label, Segments::from_vec(segments))
+    }
+
+    /// As [`Path::from_parts`], from segments that are already in place.
+    pub(crate) fn from_segments(label: &str, segments: Segments) -> Path {
         Path {
-            root: label.into(),
+            root: inline_key(label),
             segments,
         }
     }
@@ -58,7 +92,7 @@ impl Path {
     /// This path extended by an object key.
     #[must_use]
     pub fn key(mut self, key: &str) -> Path {
-        self.segments.push(Segment::Key(key.into()));
+        self.segments.push(Segment::key(key));
         self
     }
 
@@ -123,6 +157,34 @@ impl fmt::Display for Path {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_segment_is_the_key_at_every_length_and_paths_spill_past_the_inline_ones() {
+        for len in 0..=40 {
+            for key in [
+                "k".repeat(len),
+                " ".repeat(len),
+                "\n".repeat(len),
+                "é".repeat(len),
+            ] {
+                let segment = Segment::key(&key);
+                assert_eq!(segment, Segment::Key(SmolStr::new(&key)));
+                let Segment::Key(inner) = &segment else {
+                    panic!("a key segment");
+                };
+                assert_eq!(inner.as_str(), key);
+            }
+        }
+        let mut path = Path::root("value");
+        let mut parts = Vec::new();
+        for i in 0..(INLINE_SEGMENTS * 3) {
+            path = path.key("k").index(i);
+            parts.extend([Segment::key("k"), Segment::Index(i)]);
+        }
+        assert_eq!(path.segments(), parts.as_slice());
+        assert_eq!(Path::from_parts("value", parts), path);
+        assert!(path.to_string().starts_with("value.k[0].k[1]"));
+    }
 
     #[test]
     fn keys_follow_the_root_with_a_dot_unless_the_root_is_empty() {

@@ -22,6 +22,7 @@ use super::compile::PropertyMap;
 use super::walk::{Members, match_members, plain_scalar_passes, scalar_miss};
 use super::{Node, NodeId};
 use crate::lossless::Step;
+use crate::path::Segments;
 use crate::{
     JsonType, LosslessScope, Path, Segment, Violation, ViolationKind, Violations, is_lossless,
 };
@@ -67,18 +68,18 @@ impl Frame<'_, '_> {
             depth += 1;
             at = frame.parent;
         }
-        let mut segments = Vec::with_capacity(depth);
+        let mut segments = Segments::with_capacity(depth);
         let mut at = Some(self);
         while let Some(frame) = at {
             match frame.step {
                 Step::Root => {}
-                Step::Key(key) => segments.push(Segment::Key(key.into())),
+                Step::Key(key) => segments.push(Segment::key(key)),
                 Step::Index(index) => segments.push(Segment::Index(index)),
             }
             at = frame.parent;
         }
         segments.reverse();
-        Path::from_parts(root, segments)
+        Path::from_segments(root, segments)
     }
 }
 
