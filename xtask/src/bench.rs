@@ -108,15 +108,33 @@ const BINARIES: &[Binary] = &[
         package: "tools-runtime",
         bench: "runtime",
         scenarios: &[
+            // Scenario c on the multi-threaded runtime: `ToolRuntime::execute` calls, one
+            // join per worker (a single join is one task and runs on one worker).
             scenario(
                 "c_mt1",
+                "c_split_execute_1_workers",
+                "baseline_split_1_workers",
+                2_000.0,
+                439_400.0,
+            ),
+            scenario(
+                "c_mt2",
+                "c_split_execute_2_workers",
+                "baseline_split_2_workers",
+                2_000.0,
+                439_400.0,
+            ),
+            // The same 1 000 calls as one model turn through `run_batch`, whose prepare and
+            // finish stages run in the model's order in one task (DECISIONS 1).
+            scenario(
+                "c_batch1",
                 "c_batch_scheduler_1_workers",
                 "baseline_spawned_1_workers",
                 2_000.0,
                 439_400.0,
             ),
             scenario(
-                "c_mt2",
+                "c_batch2",
                 "c_batch_scheduler_2_workers",
                 "baseline_spawned_2_workers",
                 2_000.0,

@@ -1,15 +1,23 @@
 //! Benchmarks of scenarios c and a2 (`shared/bench/scenarios.md`) through `ToolRuntime`:
 //! 1 000 concurrent calls on the multi-threaded tokio runtime with one and with two worker
-//! threads, both as spawned `execute()` calls and through the batch scheduler, reported per
-//! call; and one `execute()` with 200 tools registered. The bare baseline is the no-op body
-//! through `tower::service_fn` with the same argument clone, spawned the same way.
+//! threads, reported per call, two ways:
+//! - `c_split_execute_*`: `execute()` calls split into one join per worker, each join its
+//!   own task (scenario c on both cores: one join is one task, which runs on one worker at
+//!   a time); the bare baseline, the no-op body through `tower::service_fn` with the same
+//!   argument clone, is split the same way;
+//! - `c_batch_scheduler_*`: the 1 000 calls as one `run_batch` turn, beside the baseline
+//!   spawned once per call.
+//!
+//! And one `execute()` with 200 tools registered (a2).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_runtime::{ToolCall, ToolRuntime};
@@ -63,24 +71,44 @@ fn bench(c: &mut Criterion) {
                 total / CALLS
             })
         });
-        c.bench_function(&format!("c_spawned_execute_{workers}_workers"), |b| {
+        // Scenario c on both cores: the 1 000 calls split into one join per worker, each
+        // join a task of its own (one task can only run on one worker at a time, and a
+        // spawn per call measures the spawn). The baseline is split the same way.
+        c.bench_function(&format!("baseline_split_{workers}_workers"), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
+                    let args = args.clone();
                     let start = Instant::now();
-                    rt.block_on(async {
-                        let handles: Vec<_> = (0..CALLS)
-                            .map(|i| {
-                                let runtime = runtime.clone();
-                                let call =
-                                    ToolCall::new(i.to_string(), "noop", args.clone()).unwrap();
-                                tokio::spawn(async move { runtime.execute(call).await })
-                            })
-                            .collect();
-                        for h in handles {
-                            assert!(!h.await.unwrap().is_error());
+                    rt.block_on(split(workers, move |calls| {
+                        let args = args.clone();
+                        async move {
+                            let each = calls.map(|_| body.oneshot(args.clone()));
+                            join_all(each).await.iter().all(Result::is_ok)
                         }
-                    });
+                    }));
+                    total += start.elapsed();
+                }
+                total / CALLS
+            })
+        });
+        c.bench_function(&format!("c_split_execute_{workers}_workers"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (runtime, args) = (runtime.clone(), args.clone());
+                    let start = Instant::now();
+                    rt.block_on(split(workers, move |calls| {
+                        // One runtime handle per worker's join, as a host keeps one per task.
+                        let (runtime, args) = (runtime.clone(), args.clone());
+                        async move {
+                            let each = calls.map(|i| {
+                                let call = ToolCall::new(i.to_string(), "noop", args.clone());
+                                runtime.execute(call.unwrap())
+                            });
+                            join_all(each).await.iter().all(|r| !r.is_error())
+                        }
+                    }));
                     total += start.elapsed();
                 }
                 total / CALLS
@@ -111,6 +139,23 @@ fn bench(c: &mut Criterion) {
             rt.block_on(a2.execute(call))
         })
     });
+}
+
+/// Runs `CALLS` calls as `workers` joins, each spawned as its own task: `join` makes the
+/// join of one share of the call numbers, which reports whether every call succeeded.
+async fn split<F, Fut>(workers: usize, join: F)
+where
+    F: Fn(std::ops::Range<u32>) -> Fut,
+    Fut: Future<Output = bool> + Send + 'static,
+{
+    let workers = u32::try_from(workers).unwrap();
+    let per = CALLS / workers;
+    let drivers: Vec<_> = (0..workers)
+        .map(|w| tokio::spawn(join(w * per..(w + 1) * per)))
+        .collect();
+    for driver in drivers {
+        assert!(driver.await.unwrap());
+    }
 }
 
 criterion_group!(benches, bench);
