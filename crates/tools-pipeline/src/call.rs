@@ -289,6 +289,10 @@ pub(crate) struct ExecState {
     pub(crate) deferred: Mutex<Vec<ToolContext>>,
     /// The definition whose `finalize_content` runs once at the end (captured at creation).
     pub(crate) finalizer: Option<ToolDefinition>,
+    /// The registry generation of the view `finalizer` was looked up in: while the
+    /// registry is still at it, the dispatch stage takes `finalizer` as the tool instead of
+    /// resolving the name again.
+    pub(crate) resolved_in: u64,
     /// The token of the first dispatch's body (when no wrapper replaced the caller's
     /// token), made if the body asks for it.
     pub(crate) body_token: BodyToken,

@@ -170,6 +170,16 @@ impl Registry {
         self.shared.timeouts.load(Ordering::SeqCst) > 0
     }
 
+    /// The registry's generation: a number that moves on every change that can change
+    /// what a name resolves to (a registration or disposal, a restriction, a mode, the
+    /// transport), before the change returns. A definition looked up in a view of
+    /// generation `g` ([`View::generation`]) is still the one a fresh lookup returns while
+    /// this is `g`: a scheduler that prepared a call can skip resolving its tool again at
+    /// dispatch. One atomic load.
+    pub fn generation(&self) -> u64 {
+        self.shared.version.load(Ordering::SeqCst)
+    }
+
     /// Calls `listener` after every change (registration, disposal, restriction, mode). A
     /// listener cannot veto; a panic in one is caught and reported through `tracing`.
     pub fn on_change(&self, listener: impl Fn(&Change) + Send + Sync + 'static) -> Registration {
@@ -575,7 +585,9 @@ impl Shared {
             let version = self.version.load(Ordering::SeqCst);
             let transport = read(&self.transport).clone();
             (
-                Arc::new(build_view(&state, agent, self.default_mode, transport)),
+                Arc::new(
+                    build_view(&state, agent, self.default_mode, transport).at_generation(version),
+                ),
                 version,
             )
         };

@@ -30,6 +30,10 @@ pub struct View {
     guards: Arc<[Arc<dyn Guard>]>,
     schemas: OnceLock<Arc<[ToolSchema]>>,
     wire: OnceLock<Arc<[ToolSchema]>>,
+    /// The registry generation the view was built at (see [`Registry::generation`]).
+    ///
+    /// [`Registry::generation`]: crate::Registry::generation
+    generation: u64,
 }
 
 impl View {
@@ -46,7 +50,22 @@ impl View {
             guards,
             schemas: OnceLock::new(),
             wire: OnceLock::new(),
+            generation: 0,
         }
+    }
+
+    /// The view, labelled with the registry generation its state was read at.
+    pub(crate) fn at_generation(mut self, generation: u64) -> View {
+        self.generation = generation;
+        self
+    }
+
+    /// The registry generation this view was built at: while
+    /// [`Registry::generation`](crate::Registry::generation) still returns it, a name
+    /// resolves in a fresh view exactly as in this one (up to a change still in progress,
+    /// which is ordered after the lookup).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The scope key (`None` for calls without an agent).

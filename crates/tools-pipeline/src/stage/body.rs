@@ -126,7 +126,14 @@ impl BodyFuture {
         if exec.is_cancelled() || (!same && wrapper.as_ref().is_some_and(|w| w.is_cancelled())) {
             return settled(ToolResult::aborted_before_dispatch(), &exec);
         }
-        let Some(def) = resolve(registry, &exec) else {
+        // The tool prepare found, unless the registry changed since (a tool removed since
+        // is `UNKNOWN_TOOL`): one atomic load instead of a second lookup.
+        let prepared = exec
+            .state
+            .finalizer
+            .as_ref()
+            .filter(|_| registry.generation() == exec.state.resolved_in);
+        let Some(def) = prepared.cloned().or_else(|| resolve(registry, &exec)) else {
             return settled(ToolResult::unknown_tool(exec.name().as_str()), &exec);
         };
         exec.state.body_invoked.store(true, Ordering::SeqCst);

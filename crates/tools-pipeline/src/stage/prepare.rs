@@ -163,6 +163,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
         channels: call.channels,
         state: ExecState {
             finalizer,
+            resolved_in: view.generation(),
             ..ExecState::default()
         },
     });

@@ -453,3 +453,51 @@ proptest::proptest! {
         }
     }
 }
+
+/// The dispatch stage takes the tool prepare found unless the registry changed in between:
+/// a tool replaced or removed by a wrapper before it delegates is resolved again (the new
+/// body runs; a removed tool is `UNKNOWN_TOOL`), and an unrelated change also makes it look
+/// again, with the same answer.
+#[tokio::test(flavor = "current_thread")]
+async fn h12_the_body_is_the_tool_visible_at_dispatch() {
+    let (registry, pipeline) = setup();
+    let first = registry
+        .register(tool_with("swap", |_a, _c| async { Ok(json!("first")) }))
+        .unwrap();
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(first)));
+    let (r, s) = (registry.clone(), std::sync::Arc::clone(&slot));
+    // 0: nothing changes; 1: replace `swap`; 2: remove it; 3: an unrelated registration.
+    let step = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let at = std::sync::Arc::clone(&step);
+    let _hook = pipeline.on_execute(from_fn(move |req: DispatchRequest, next: DispatchNext| {
+        match at.load(std::sync::atomic::Ordering::SeqCst) {
+            1 => {
+                drop(s.lock().unwrap().take());
+                let second = r
+                    .register(tool_with("swap", |_a, _c| async { Ok(json!("second")) }))
+                    .unwrap();
+                *s.lock().unwrap() = Some(second);
+            }
+            2 => drop(s.lock().unwrap().take()),
+            3 => r
+                .register(tool_with("other", |_a, _c| async { Ok(json!("o")) }))
+                .unwrap()
+                .keep(),
+            _ => {}
+        }
+        async move { next.run(req).await }
+    }));
+    let value = |result: &ToolResult| result.value().map(|v| v.as_value().clone());
+
+    let unchanged = pipeline.execute(call("swap", json!({}))).await;
+    assert_eq!(value(&unchanged), Some(json!("first")));
+    step.store(1, std::sync::atomic::Ordering::SeqCst);
+    let replaced = pipeline.execute(call("swap", json!({}))).await;
+    assert_eq!(value(&replaced), Some(json!("second")));
+    step.store(3, std::sync::atomic::Ordering::SeqCst);
+    let unrelated = pipeline.execute(call("swap", json!({}))).await;
+    assert_eq!(value(&unrelated), Some(json!("second")));
+    step.store(2, std::sync::atomic::Ordering::SeqCst);
+    let removed = pipeline.execute(call("swap", json!({}))).await;
+    assert_eq!(removed.error_code(), Some(ErrorCode::UnknownTool));
+}

@@ -136,3 +136,42 @@ fn e13_without_a_transport_no_run_code_is_offered() {
         "only a definition named run_code can be the transport"
     );
 }
+
+/// The generation moves on every change that can change a lookup, and a fresh view is
+/// labelled with the generation it was built at.
+#[test]
+fn the_generation_moves_on_every_change_and_labels_fresh_views() {
+    let registry = Registry::new();
+    let mut seen = vec![registry.generation()];
+    let mut changed = |registry: &Registry, what: &str| {
+        let now = registry.generation();
+        assert!(
+            seen.iter().all(|&before| before < now),
+            "{what}: {now} after {seen:?}"
+        );
+        seen.push(now);
+        for agent in [None, Some(registry.scope())] {
+            assert_eq!(registry.view(agent.as_ref()).generation(), now, "{what}");
+        }
+    };
+    let tool = registry.register(crate::support::t("a")).unwrap();
+    changed(&registry, "register");
+    let scope = registry.scope();
+    scope.register(crate::support::t("b")).unwrap().keep();
+    changed(&registry, "scoped register");
+    scope
+        .restrict(tools_registry::ToolFilter::deny(["a"]))
+        .unwrap()
+        .keep();
+    changed(&registry, "restrict");
+    scope.present_as(PresentationMode::Code).unwrap().keep();
+    changed(&registry, "mode");
+    registry.install_code_transport(transport()).unwrap();
+    changed(&registry, "transport");
+    drop(tool);
+    changed(&registry, "dispose");
+    // Reading views changes nothing.
+    let before = registry.generation();
+    let _ = registry.view(Some(&scope));
+    assert_eq!(registry.generation(), before);
+}
