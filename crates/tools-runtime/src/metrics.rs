@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -31,10 +32,48 @@ pub struct ToolStats {
     pub buckets: [u64; 9],
 }
 
+/// How many shards the figures are kept in. Each thread records into one shard, picked
+/// once per thread, so workers recording calls at once do not queue on one lock; a
+/// snapshot adds the shards up.
+const SHARDS: usize = 16;
+
+/// One shard's figures, on a cache line of its own.
+#[derive(Default)]
+#[repr(align(128))]
+struct Shard(Mutex<BTreeMap<String, ToolStats>>);
+
 /// The collected figures, per tool. Cheap to clone (shared).
+///
+/// Recording a call locks the recording thread's own shard (one of 16, picked once per
+/// thread) and allocates only for a tool or error code it has not seen; a snapshot locks
+/// each shard in turn and adds them up.
 #[derive(Clone, Default)]
 pub struct Metrics {
-    tools: Arc<Mutex<BTreeMap<String, ToolStats>>>,
+    shards: Arc<[Shard; SHARDS]>,
+}
+
+/// The shard of the calling thread.
+fn shard_index() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    INDEX.with(|index| *index)
+}
+
+fn add(into: &mut ToolStats, from: &ToolStats) {
+    into.calls += from.calls;
+    for (code, count) in &from.errors {
+        match into.errors.get_mut(code) {
+            Some(total) => *total += count,
+            None => {
+                into.errors.insert(code.clone(), *count);
+            }
+        }
+    }
+    for (total, count) in into.buckets.iter_mut().zip(from.buckets) {
+        *total += count;
+    }
 }
 
 impl Metrics {
@@ -45,10 +84,19 @@ impl Metrics {
 
     /// A copy of every tool's figures.
     pub fn snapshot(&self) -> BTreeMap<String, ToolStats> {
-        self.tools
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        let mut all: BTreeMap<String, ToolStats> = BTreeMap::new();
+        for shard in self.shards.iter() {
+            let tools = shard.0.lock().unwrap_or_else(PoisonError::into_inner);
+            for (tool, stats) in tools.iter() {
+                match all.get_mut(tool) {
+                    Some(total) => add(total, stats),
+                    None => {
+                        all.insert(tool.clone(), stats.clone());
+                    }
+                }
+            }
+        }
+        all
     }
 
     fn record(&self, tool: &str, code: Option<&str>, elapsed: Duration) {
@@ -56,14 +104,31 @@ impl Metrics {
             .iter()
             .position(|bound| elapsed <= *bound)
             .unwrap_or(LATENCY_BUCKETS.len());
-        let mut tools = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
-        let stats = tools.entry(tool.to_owned()).or_default();
-        stats.calls += 1;
-        if let Some(code) = code {
-            *stats.errors.entry(code.to_owned()).or_default() += 1;
-        }
-        if let Some(slot) = stats.buckets.get_mut(bucket) {
-            *slot += 1;
+        let Some(shard) = self.shards.get(shard_index()) else {
+            return;
+        };
+        let mut tools = shard.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let update = |stats: &mut ToolStats| {
+            stats.calls += 1;
+            if let Some(code) = code {
+                match stats.errors.get_mut(code) {
+                    Some(count) => *count += 1,
+                    None => {
+                        stats.errors.insert(code.to_owned(), 1);
+                    }
+                }
+            }
+            if let Some(slot) = stats.buckets.get_mut(bucket) {
+                *slot += 1;
+            }
+        };
+        match tools.get_mut(tool) {
+            Some(stats) => update(stats),
+            None => {
+                let mut stats = ToolStats::default();
+                update(&mut stats);
+                tools.insert(tool.to_owned(), stats);
+            }
         }
     }
 }
@@ -105,5 +170,46 @@ impl Hook<DispatchRequest> for Metrics {
             );
             outcome
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Calls recorded on many threads (so in several shards) add up in one snapshot, with
+    /// their error codes and latency buckets.
+    #[test]
+    fn records_from_many_threads_add_up() {
+        let metrics = Metrics::new();
+        std::thread::scope(|scope| {
+            for thread in 0..(2 * SHARDS) {
+                let metrics = metrics.clone();
+                scope.spawn(move || {
+                    for call in 0..10 {
+                        let code = (call % 5 == 0).then_some("TOOL_TIMEOUT");
+                        metrics.record("noop", code, Duration::from_micros(50));
+                        if thread % 2 == 0 {
+                            metrics.record("slow", None, Duration::from_secs(2));
+                        }
+                    }
+                });
+            }
+        });
+        let snapshot = metrics.snapshot();
+        let noop = &snapshot["noop"];
+        assert_eq!(noop.calls, 320);
+        assert_eq!(
+            noop.errors,
+            BTreeMap::from([("TOOL_TIMEOUT".to_owned(), 64)])
+        );
+        assert_eq!(noop.buckets[0], 320);
+        let slow = &snapshot["slow"];
+        assert_eq!(slow.calls, 160);
+        assert!(slow.errors.is_empty());
+        assert_eq!(slow.buckets[5], 160);
+        assert_eq!(snapshot.len(), 2);
     }
 }
