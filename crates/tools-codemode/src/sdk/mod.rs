@@ -15,6 +15,7 @@ use crate::Error;
 
 pub use python::json_schema_to_py;
 pub use typescript::json_schema_to_ts;
+#[cfg(feature = "quickjs")]
 pub(crate) use typescript::{BareKey, is_bare_key};
 
 /// The heading line that opens the `tools:sdk` section in every language.

@@ -245,6 +245,7 @@ pub(crate) enum BareKey {
     Ascii,
     /// Unicode identifier characters (`XID_Start`/`XID_Continue`) too: how the sandbox's
     /// `console` shows an object literal.
+    #[cfg_attr(not(feature = "quickjs"), allow(dead_code))]
     Unicode,
 }
 
