@@ -76,42 +76,28 @@ fn bench(c: &mut Criterion) {
         // spawn per call measures the spawn). The baseline is split the same way.
         c.bench_function(&format!("baseline_split_{workers}_workers"), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
+                time_split(&rt, iters, workers, |calls| {
                     let args = args.clone();
-                    let start = Instant::now();
-                    rt.block_on(split(workers, move |calls| {
-                        let args = args.clone();
-                        async move {
-                            let each = calls.map(|_| body.oneshot(args.clone()));
-                            join_all(each).await.iter().all(Result::is_ok)
-                        }
-                    }));
-                    total += start.elapsed();
-                }
-                total / CALLS
+                    async move {
+                        let each = calls.map(|_| body.oneshot(args.clone()));
+                        join_all(each).await.iter().all(Result::is_ok)
+                    }
+                })
             })
         });
         c.bench_function(&format!("c_split_execute_{workers}_workers"), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
+                time_split(&rt, iters, workers, |calls| {
+                    // One runtime handle per worker's join, as a host keeps one per task.
                     let (runtime, args) = (runtime.clone(), args.clone());
-                    let start = Instant::now();
-                    rt.block_on(split(workers, move |calls| {
-                        // One runtime handle per worker's join, as a host keeps one per task.
-                        let (runtime, args) = (runtime.clone(), args.clone());
-                        async move {
-                            let each = calls.map(|i| {
-                                let call = ToolCall::new(i.to_string(), "noop", args.clone());
-                                runtime.execute(call.unwrap())
-                            });
-                            join_all(each).await.iter().all(|r| !r.is_error())
-                        }
-                    }));
-                    total += start.elapsed();
-                }
-                total / CALLS
+                    async move {
+                        let each = calls.map(|i| {
+                            let call = ToolCall::new(i.to_string(), "noop", args.clone());
+                            runtime.execute(call.unwrap())
+                        });
+                        join_all(each).await.iter().all(|r| !r.is_error())
+                    }
+                })
             })
         });
         c.bench_function(&format!("c_batch_scheduler_{workers}_workers"), |b| {
@@ -141,21 +127,30 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-/// Runs `CALLS` calls as `workers` joins, each spawned as its own task: `join` makes the
-/// join of one share of the call numbers, which reports whether every call succeeded.
-async fn split<F, Fut>(workers: usize, join: F)
+/// The time per call of `iters` rounds of `CALLS` calls as `workers` joins, each spawned
+/// as its own task: `join` makes the join of one share of the call numbers, which reports
+/// whether every call succeeded.
+fn time_split<F, Fut>(rt: &tokio::runtime::Runtime, iters: u64, workers: usize, join: F) -> Duration
 where
     F: Fn(std::ops::Range<u32>) -> Fut,
     Fut: Future<Output = bool> + Send + 'static,
 {
     let workers = u32::try_from(workers).unwrap();
     let per = CALLS / workers;
-    let drivers: Vec<_> = (0..workers)
-        .map(|w| tokio::spawn(join(w * per..(w + 1) * per)))
-        .collect();
-    for driver in drivers {
-        assert!(driver.await.unwrap());
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        rt.block_on(async {
+            let drivers: Vec<_> = (0..workers)
+                .map(|w| tokio::spawn(join(w * per..(w + 1) * per)))
+                .collect();
+            for driver in drivers {
+                assert!(driver.await.unwrap());
+            }
+        });
+        total += start.elapsed();
     }
+    total / CALLS
 }
 
 criterion_group!(benches, bench);

@@ -61,15 +61,20 @@ fn shard_index() -> usize {
     INDEX.with(|index| *index)
 }
 
+/// Adds `count` failures with `code`, copying the code only the first time it is seen.
+fn count_error(errors: &mut BTreeMap<String, u64>, code: &str, count: u64) {
+    match errors.get_mut(code) {
+        Some(total) => *total += count,
+        None => {
+            errors.insert(code.to_owned(), count);
+        }
+    }
+}
+
 fn add(into: &mut ToolStats, from: &ToolStats) {
     into.calls += from.calls;
     for (code, count) in &from.errors {
-        match into.errors.get_mut(code) {
-            Some(total) => *total += count,
-            None => {
-                into.errors.insert(code.clone(), *count);
-            }
-        }
+        count_error(&mut into.errors, code, *count);
     }
     for (total, count) in into.buckets.iter_mut().zip(from.buckets) {
         *total += count;
@@ -111,12 +116,7 @@ impl Metrics {
         let update = |stats: &mut ToolStats| {
             stats.calls += 1;
             if let Some(code) = code {
-                match stats.errors.get_mut(code) {
-                    Some(count) => *count += 1,
-                    None => {
-                        stats.errors.insert(code.to_owned(), 1);
-                    }
-                }
+                count_error(&mut stats.errors, code, 1);
             }
             if let Some(slot) = stats.buckets.get_mut(bucket) {
                 *slot += 1;
