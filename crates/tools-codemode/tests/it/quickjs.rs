@@ -191,6 +191,31 @@ async fn exceptions_carry_the_stack_and_keep_earlier_logs() {
 }
 
 #[tokio::test]
+async fn the_stack_trace_limit_is_made_a_number_when_set_and_still_applies() {
+    // The prelude's own `Error.stackTraceLimit` accessor converts a value when it is set
+    // (the engine would convert it, running the program's code, every time an error is
+    // built, where a stop could be swallowed; see `engine/stop.rs`).
+    let runtime = runtime();
+    let (result, _) = run(
+        &runtime,
+        "let conversions = 0;\n\
+         (Error as any).stackTraceLimit = { valueOf() { conversions++; return 1; } };\n\
+         function a() { throw new Error(\"x\"); }\n\
+         function b() { a(); }\n\
+         const frames: number[] = [];\n\
+         for (let i = 0; i < 3; i++) {\n\
+           try { b(); } catch (e) { frames.push((e as Error).stack!.split(\"\\n\").filter((l) => l.includes(\" at \")).length); }\n\
+         }\n\
+         (Error as any).stackTraceLimit = 10;\n\
+         let deep = 0;\n\
+         try { b(); } catch (e) { deep = (e as Error).stack!.split(\"\\n\").filter((l) => l.includes(\" at \")).length; }\n\
+         return [conversions, frames, deep, typeof (Error as any).stackTraceLimit];",
+    )
+    .await;
+    assert_eq!(success(&result), r#"[1,[1,1,1],3,"number"]"#);
+}
+
+#[tokio::test]
 async fn non_erasable_typescript_fails_before_the_engine() {
     let runtime = runtime();
     let (result, host) = run(&runtime, "await tools.echo({});\nenum E { A }\nreturn E.A;").await;

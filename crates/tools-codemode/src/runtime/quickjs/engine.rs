@@ -6,6 +6,7 @@
 //! a std channel while idle, so a CPU-bound program never occupies an async worker.
 
 mod calls;
+mod stop;
 
 use std::cell::{Cell, Ref, RefCell};
 use std::rc::Rc;
@@ -20,6 +21,7 @@ use rquickjs::{Constructor, Context, Ctx, Function, Object, Persistent, Promise,
 use tokio::sync::{mpsc, oneshot};
 
 use self::calls::{PendingCalls, binding, deliver};
+use self::stop::{Interrupt, StopGuard};
 use super::convert::{Refusal, to_json};
 use super::inspect::render_args;
 use super::intrinsics::Intrinsics;
@@ -63,8 +65,10 @@ type Reserve = Rc<RefCell<Option<Persistent<Value<'static>>>>>;
 /// the engine's stop: QuickJS allocates the uncatchable "interrupted" error when the
 /// interrupt handler asks it to stop, and when that allocation fails it throws an ordinary,
 /// catchable out-of-memory error instead. So 256 KiB of the cap is held back in a buffer
-/// the program cannot reach, and the interrupt handler frees it the moment it asks for the
-/// stop: the stop error is allocated next, on the same thread, before the program runs again.
+/// the program cannot reach, and the interrupt handler frees it when it asks for a stop
+/// that can stick (see `engine/stop.rs`, which also keeps a stop from being swallowed while
+/// an error's stack is built): the stop error is allocated next, on the same thread, before
+/// the program runs again.
 fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
     let memory = usize::try_from(setup.limits.memory_bytes).unwrap_or(usize::MAX);
     runtime.set_memory_limit(memory);
@@ -72,14 +76,21 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
     let shared = Arc::clone(&setup.shared);
     let reserve: Reserve = Rc::new(RefCell::new(None));
     let held = Rc::clone(&reserve);
+    let guard = Rc::new(StopGuard::default());
+    let guarded = Rc::clone(&guard);
     runtime.set_interrupt_handler(Some(Box::new(move || {
         if !shared.must_stop() {
             return false;
         }
-        if let Ok(mut held) = held.try_borrow_mut() {
-            drop(held.take());
+        match guarded.on_stop_interrupt() {
+            Interrupt::Defer => false,
+            Interrupt::Stop { free_reserve } => {
+                if free_reserve && let Ok(mut held) = held.try_borrow_mut() {
+                    drop(held.take());
+                }
+                true
+            }
         }
-        true
     })));
     let context = match Context::full(runtime) {
         Ok(context) => context,
@@ -92,7 +103,7 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
             *slot = Some(Persistent::save(&ctx, buffer));
         }
         let pins = pin_arenas(&ctx);
-        let outcome = session(&ctx, setup);
+        let outcome = session(&ctx, setup, &guard);
         drop(pins);
         // Every value of the runtime must be gone before it is freed.
         if let Ok(mut slot) = reserve.try_borrow_mut() {
@@ -156,6 +167,8 @@ struct Realm<'js> {
     error: Constructor<'js>,
     /// The prelude's `installStackHook`, until [`install`] has called it.
     install_stack_hook: Option<Function<'js>>,
+    /// The prelude's `disarm` (see `engine/stop.rs`).
+    disarm: Function<'js>,
 }
 
 /// The per-run state the bindings and the loop share.
@@ -169,6 +182,8 @@ struct Session<'js> {
     /// Set while the runtime renders the value the program threw: running out of memory
     /// then is the rendering's failure (the value is unrenderable), not the program's.
     rendering: Cell<bool>,
+    /// The run's stop state, shared with the interrupt handler.
+    guard: Rc<StopGuard>,
 }
 
 impl<'js> Session<'js> {
@@ -201,21 +216,32 @@ impl<'js> Session<'js> {
     /// out-of-memory error (or a bare `null` thrown while the engine cannot allocate even a
     /// small string) records [`StopReason::OutOfMemory`], so the run ends even when the
     /// program catches it. Allocates nothing on the engine's heap on the error's path.
-    fn note_thrown(&self, ctx: &Ctx<'js>, thrown: &Value<'js>) {
-        if self.rendering.get() || self.shared.stop_reason().is_some() {
-            return;
-        }
-        let exhausted = if thrown.is_null() {
-            !engine_can_allocate(ctx)
-        } else {
-            match self.realm() {
-                Some(realm) => is_out_of_memory(&realm.intrinsics, thrown),
-                None => false,
+    ///
+    /// Returns whether the run is stopping, after disarming the realm then (the hook renders
+    /// nothing; see `engine/stop.rs`).
+    fn note_thrown(&self, ctx: &Ctx<'js>, thrown: &Value<'js>) -> bool {
+        if !self.rendering.get() && self.shared.stop_reason().is_none() {
+            let exhausted = if thrown.is_null() {
+                !engine_can_allocate(ctx)
+            } else {
+                match self.realm() {
+                    Some(realm) => is_out_of_memory(&realm.intrinsics, thrown),
+                    None => false,
+                }
+            };
+            if exhausted {
+                self.shared.request_stop(StopReason::OutOfMemory);
             }
-        };
-        if exhausted {
-            self.shared.request_stop(StopReason::OutOfMemory);
         }
+        if !self.shared.must_stop() {
+            return false;
+        }
+        if !self.guard.is_disarmed()
+            && let Some(realm) = self.realm()
+        {
+            self.guard.disarm(ctx, &realm.disarm);
+        }
+        true
     }
 
     /// Drops every value of the realm the Rust side still holds.
@@ -226,9 +252,9 @@ impl<'js> Session<'js> {
 }
 
 /// Sets up the realm, runs the program and reports its outcome.
-fn session<'js>(ctx: &Ctx<'js>, setup: &Setup) -> Outcome {
+fn session<'js>(ctx: &Ctx<'js>, setup: &Setup, guard: &Rc<StopGuard>) -> Outcome {
     let shared = Arc::clone(&setup.shared);
-    let session = match prepare(ctx, setup) {
+    let session = match prepare(ctx, setup, guard) {
         Ok(session) => Rc::new(session),
         Err(error) => return engine_failure(ctx, &shared, error, "cannot prepare the realm"),
     };
@@ -344,12 +370,17 @@ fn engine_failure<'js>(
 }
 
 /// Evaluates the prelude and captures the intrinsics.
-fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>> {
+fn prepare<'js>(
+    ctx: &Ctx<'js>,
+    setup: &Setup,
+    guard: &Rc<StopGuard>,
+) -> rquickjs::Result<Session<'js>> {
     let captured: rquickjs::Array<'js> = ctx.eval(PRELUDE)?;
     let intrinsics = Intrinsics::capture(&captured)?;
     let error: Constructor<'js> = captured.get(5)?;
     let make_class: Function<'js> = captured.get(6)?;
     let install_stack_hook: Function<'js> = captured.get(7)?;
+    let disarm: Function<'js> = captured.get(9)?;
     let mut classes = Vec::with_capacity(setup.namespaces.len());
     for namespace in &setup.namespaces {
         classes.push(match &namespace.error_class {
@@ -366,6 +397,7 @@ fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>>
             classes,
             error,
             install_stack_hook: Some(install_stack_hook),
+            disarm,
         })),
         pending: RefCell::new(PendingCalls::default()),
         next_id: Cell::new(1),
@@ -373,6 +405,7 @@ fn prepare<'js>(ctx: &Ctx<'js>, setup: &Setup) -> rquickjs::Result<Session<'js>>
         events: setup.events.clone(),
         max_depth: setup.limits.max_json_depth,
         rendering: Cell::new(false),
+        guard: Rc::clone(guard),
     })
 }
 
@@ -410,7 +443,7 @@ fn install<'js>(
     if let Some(hook) = hook {
         let noted = Rc::clone(session);
         let note = Function::new(ctx.clone(), move |ctx: Ctx<'js>, thrown: Value<'js>| {
-            noted.note_thrown(&ctx, &thrown);
+            noted.note_thrown(&ctx, &thrown)
         })?;
         hook.call::<_, ()>((note,))?;
     }

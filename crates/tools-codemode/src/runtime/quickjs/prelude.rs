@@ -12,6 +12,15 @@
 /// `Error.prepareStackTrace` is then locked (reads `undefined`, writes are ignored), so the
 /// program can neither remove the hook nor see it.
 ///
+/// Once a stop is requested, the host calls `disarm` (the last item): it sets the engine's
+/// own `prepareStackTrace` to `undefined` and its `stackTraceLimit` to 0, through the native
+/// setters captured here, so that building an error's stack runs no JavaScript in which a
+/// stop could be swallowed (see `engine/stop.rs`). `Error.stackTraceLimit` is the prelude's
+/// accessor too: a value is made a number when it is set (not, as the engine would, every
+/// time an error is built; a conversion that throws gives `NaN`, which the engine reads as
+/// 0, as it would have), and nothing is set once disarmed. The hook renders nothing
+/// when `note` answers that the run is stopping.
+///
 /// Known gap: an out-of-memory error raised by a native function that a promise reaction
 /// calls directly (`.then(String.prototype.repeat.bind(s, n))`) never crosses a bytecode
 /// frame, so the hook never sees it and the program gets an ordinary rejection. QuickJS
@@ -20,9 +29,33 @@
 pub(super) const PRELUDE: &str = r#"(function () {
   const define = Object.defineProperty;
   const BaseError = Error;
+  const describe = Object.getOwnPropertyDescriptor;
+  const nativePrepare = describe(BaseError, "prepareStackTrace");
+  const nativeLimit = describe(BaseError, "stackTraceLimit");
+  const toNumber = Number;
+  let disarmed = false;
+  function disarm() {
+    disarmed = true;
+    if (nativePrepare && nativePrepare.set) nativePrepare.set.call(BaseError, undefined);
+    if (nativeLimit && nativeLimit.set) nativeLimit.set.call(BaseError, 0);
+  }
+  if (nativeLimit && nativeLimit.get && nativeLimit.set) {
+    define(BaseError, "stackTraceLimit", {
+      __proto__: null,
+      get: function () { return nativeLimit.get.call(BaseError); },
+      set: function (value) {
+        if (disarmed) return;
+        let limit;
+        try { limit = toNumber(value); } catch (ignored) { limit = NaN; }
+        if (!disarmed) nativeLimit.set.call(BaseError, limit);
+      },
+      enumerable: false,
+      configurable: false,
+    });
+  }
   function installStackHook(note) {
     function prepareStackTrace(error, sites) {
-      note(error);
+      if (note(error)) return "";
       let out = "";
       if (sites === null || typeof sites !== "object") return out;
       const count = sites.length;
@@ -75,5 +108,6 @@ pub(super) const PRELUDE: &str = r#"(function () {
     makeClass,
     installStackHook,
     Array.prototype.toString,
+    disarm,
   ];
 })()"#;
