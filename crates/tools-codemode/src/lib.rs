@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
-#![forbid(unsafe_code)]
+// `deny`, not `forbid`: one engine-binding module, `runtime/quickjs/prelude_bytecode.rs`,
+// allows it for loading the prelude's bytecode (its SAFETY comment says why that is sound).
+#![deny(unsafe_code)]
 
 #[cfg(feature = "bridge")]
 mod bridge;

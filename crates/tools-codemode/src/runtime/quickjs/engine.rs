@@ -25,7 +25,6 @@ use self::stop::{Interrupt, StopGuard};
 use super::convert::{Refusal, to_json};
 use super::inspect::render_args;
 use super::intrinsics::Intrinsics;
-use super::prelude::PRELUDE;
 use super::shared::{Command, Event, Outcome, Setup, Shared, StopReason};
 use super::strip::PROGRAM_FILE;
 use super::thrown::{engine_can_allocate, is_out_of_memory, render_exception};
@@ -375,7 +374,7 @@ fn prepare<'js>(
     setup: &Setup,
     guard: &Rc<StopGuard>,
 ) -> rquickjs::Result<Session<'js>> {
-    let captured: rquickjs::Array<'js> = ctx.eval(PRELUDE)?;
+    let captured = super::prelude_bytecode::evaluate(ctx)?;
     let intrinsics = Intrinsics::capture(&captured)?;
     let error: Constructor<'js> = captured.get(5)?;
     let make_class: Function<'js> = captured.get(6)?;

@@ -7,6 +7,7 @@ mod engine;
 mod inspect;
 mod intrinsics;
 mod prelude;
+mod prelude_bytecode;
 mod shared;
 mod strip;
 mod thrown;
