@@ -68,36 +68,52 @@ const PROGRAMS: [(&str, &str); 4] = [
     ),
 ];
 
+/// Waits for this process's engine threads to end. The bound is generous: this asserts
+/// that the thread ends, not how fast.
+async fn engine_threads_end(what: &str) {
+    for _ in 0..600 {
+        if engine_threads() == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{what}: the engine thread was still running 60 s after its run settled");
+}
+
+/// Every stop the host can ask for: the compute budget, the wall clock, and an abort (the
+/// caller's token, cancelled once the program has had time to start; cancelled earlier,
+/// the run still ends, which is all this asserts).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_is_not_swallowed_while_an_error_is_built() {
-    let runtime = QuickJsRuntime::new(RuntimeLimits {
-        compute: Duration::from_secs(1),
+    let limits = |compute: u64, wall: u64| RuntimeLimits {
+        compute: Duration::from_secs(compute),
+        wall: Duration::from_secs(wall),
         memory_bytes: 32 * 1024 * 1024,
         ..RuntimeLimits::default()
-    })
-    .unwrap();
+    };
+    let by_compute = QuickJsRuntime::new(limits(1, 600)).unwrap();
+    let by_wall = QuickJsRuntime::new(limits(600, 1)).unwrap();
+    let by_abort = QuickJsRuntime::new(limits(600, 600)).unwrap();
     for (what, program) in PROGRAMS {
-        let result = runtime
-            .run(CodeRunRequest::new(program, Vec::new(), Arc::new(NoHost)))
-            .await
-            .unwrap();
-        assert!(
-            result.error.is_some(),
-            "{what}: the run must fail: {result:?}"
-        );
-        // The run has settled; its thread must end on its own. The bound is generous: this
-        // asserts that the thread ends, not how fast.
-        let mut ended = false;
-        for _ in 0..600 {
-            if engine_threads() == 0 {
-                ended = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert!(
-            ended,
-            "{what}: the engine thread was still running 60 s after its run settled"
-        );
+        let request = || CodeRunRequest::new(program, Vec::new(), Arc::new(NoHost));
+
+        let result = by_compute.run(request()).await.unwrap();
+        assert!(result.error.is_some(), "{what} (compute): {result:?}");
+        engine_threads_end(&format!("{what} (compute)")).await;
+
+        let result = by_wall.run(request()).await.unwrap();
+        assert!(result.error.is_some(), "{what} (wall): {result:?}");
+        engine_threads_end(&format!("{what} (wall)")).await;
+
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let aborter = cancel.clone();
+        let abort = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            aborter.cancel();
+        });
+        let result = by_abort.run(request().with_cancel(cancel)).await.unwrap();
+        assert!(result.error.is_some(), "{what} (abort): {result:?}");
+        abort.await.unwrap();
+        engine_threads_end(&format!("{what} (abort)")).await;
     }
 }
