@@ -1,6 +1,6 @@
 //! The engine thread of a run ends even when the program holds QuickJS at its memory cap
-//! and catches every error (README, "The stop cannot be starved"). Its own test binary, so
-//! that no other test's engine thread is counted.
+//! and catches every error (README, "The stop cannot be starved"). Its own test binary (see
+//! `engine_threads`).
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -9,33 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tools_codemode::{
-    BindingFuture, BindingHost, CodeRunRequest, CodeRuntime, QuickJsRuntime, RuntimeLimits,
-};
+use tools_codemode::{CodeRunRequest, CodeRuntime, QuickJsRuntime, RuntimeLimits};
 
-struct NoHost;
-
-impl BindingHost for NoHost {
-    fn call(&self, _global: &str, _name: &str, _args: tools_json::JsonValue) -> BindingFuture {
-        Box::pin(async { Err("no bindings".to_owned()) })
-    }
-}
-
-/// The engine threads of this process, by the name the runtime gives them (read only; the
-/// kernel keeps 15 bytes of a thread's name).
-fn engine_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .map(|tasks| {
-            tasks
-                .flatten()
-                .filter(|task| {
-                    std::fs::read_to_string(task.path().join("comm"))
-                        .is_ok_and(|name| name.trim_end() == &"codemode-quickjs"[..15])
-                })
-                .count()
-        })
-        .unwrap_or(0)
-}
+mod engine_threads;
+use engine_threads::{NoHost, engine_threads_end};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_program_holding_the_memory_cap_cannot_keep_its_engine_thread_alive() {
@@ -58,11 +35,5 @@ async fn a_program_holding_the_memory_cap_cannot_keep_its_engine_thread_alive() 
     // The run has settled; its thread must end on its own. Without the held-back reserve
     // it never did (it caught the out-of-memory error thrown in place of the stop). The
     // bound is generous: this asserts that the thread ends, not how fast.
-    for _ in 0..600 {
-        if engine_threads() == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the engine thread was still running 60 s after its run settled");
+    engine_threads_end("a program holding the memory cap").await;
 }

@@ -1,7 +1,7 @@
 //! A stop cannot be swallowed while the engine builds an error's stack (see the module
 //! `runtime/quickjs/engine/stop.rs`). Each program here once outlived every stop: the run
-//! settled, and its engine thread kept running. Its own test binary, so that no other
-//! test's engine thread is counted; the programs run one after another.
+//! settled, and its engine thread kept running. Its own test binary (see `engine_threads`);
+//! the programs run one after another.
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -10,33 +10,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tools_codemode::{
-    BindingFuture, BindingHost, CodeRunRequest, CodeRuntime, QuickJsRuntime, RuntimeLimits,
-};
+use tools_codemode::{CodeRunRequest, CodeRuntime, QuickJsRuntime, RuntimeLimits};
 
-struct NoHost;
-
-impl BindingHost for NoHost {
-    fn call(&self, _global: &str, _name: &str, _args: tools_json::JsonValue) -> BindingFuture {
-        Box::pin(async { Err("no bindings".to_owned()) })
-    }
-}
-
-/// The engine threads of this process, by the name the runtime gives them (read only; the
-/// kernel keeps 15 bytes of a thread's name).
-fn engine_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .map(|tasks| {
-            tasks
-                .flatten()
-                .filter(|task| {
-                    std::fs::read_to_string(task.path().join("comm"))
-                        .is_ok_and(|name| name.trim_end() == &"codemode-quickjs"[..15])
-                })
-                .count()
-        })
-        .unwrap_or(0)
-}
+mod engine_threads;
+use engine_threads::{NoHost, engine_threads_end};
 
 /// Programs that throw and catch in a loop, so that the engine is building an error's stack
 /// whenever it polls for a stop.
@@ -67,18 +44,6 @@ const PROGRAMS: [(&str, &str); 4] = [
          }",
     ),
 ];
-
-/// Waits for this process's engine threads to end. The bound is generous: this asserts
-/// that the thread ends, not how fast.
-async fn engine_threads_end(what: &str) {
-    for _ in 0..600 {
-        if engine_threads() == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{what}: the engine thread was still running 60 s after its run settled");
-}
 
 /// Every stop the host can ask for: the compute budget, the wall clock, and an abort (the
 /// caller's token, cancelled once the program has had time to start; cancelled earlier,
