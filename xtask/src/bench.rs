@@ -66,7 +66,10 @@ const BINARIES: &[Binary] = &[
     Binary {
         package: "tools-schema",
         bench: "schema",
-        scenarios: &[scenario("e3", "e3", "baseline", 50_000.0, 185_300.0)],
+        scenarios: &[
+            scenario("e3", "e3", "baseline", 50_000.0, 185_300.0),
+            scenario("e3_json", "e3_json", "baseline", 50_000.0, 185_300.0),
+        ],
     },
     Binary {
         package: "tools-registry",

@@ -44,6 +44,16 @@ pub fn is_lossless(value: &Value) -> bool {
     true
 }
 
+/// `number` in canonical form: an integral float (`1.0`) as the integer it stands for,
+/// anything else as it is.
+pub(crate) fn canonical_number(number: &Number) -> Number {
+    number
+        .as_f64()
+        .filter(|_| number.is_f64())
+        .and_then(integral_float_to_integer)
+        .unwrap_or_else(|| number.clone())
+}
+
 /// The integer that an integral float stands for, if it fits `i64` or `u64` exactly.
 fn integral_float_to_integer(f: f64) -> Option<Number> {
     // 2^63 and 2^64 are exactly representable, so these comparisons are exact.
@@ -70,6 +80,9 @@ fn integral_float_to_integer(f: f64) -> Option<Number> {
 pub(crate) enum Step<'a> {
     Root,
     Key(&'a str),
+    /// A declared property's name, read only when a path is built (a `SmolStr` is read
+    /// through a branch on its representation, which the validator's hot loop skips).
+    Declared(&'a smol_str::SmolStr),
     Index(usize),
 }
 
@@ -80,6 +93,7 @@ pub(crate) fn materialize_path(arena: &[(u32, Step<'_>)], mut at: u32, root: &st
         match step {
             Step::Root => break,
             Step::Key(key) => segments.push(Segment::key(key)),
+            Step::Declared(name) => segments.push(Segment::key(name)),
             Step::Index(index) => segments.push(Segment::Index(index)),
         }
         at = parent;

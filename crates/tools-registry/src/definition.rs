@@ -94,7 +94,7 @@ pub struct ToolDefinition {
 struct Parts {
     name: ToolName,
     description: Arc<str>,
-    parameters: JsonValue,
+    parameters: ParametersJson,
     output: Output,
     body: Arc<dyn ToolBody>,
     finalize_content: Option<FinalizeFn>,
@@ -136,7 +136,10 @@ impl ToolDefinition {
 
     /// The raw parameter schema shown to the model (lossless JSON).
     pub fn parameters(&self) -> &JsonValue {
-        &self.inner.parameters
+        match &self.inner.parameters {
+            ParametersJson::Ready(json) => json,
+            ParametersJson::Compiled(schema) => schema.json(),
+        }
     }
 
     /// The compiled foreign parameter schema the arguments are validated against, for a
@@ -150,7 +153,7 @@ impl ToolDefinition {
     pub fn enforced_parameters(&self) -> &Value {
         match &self.inner.foreign {
             Some(schema) => schema.enforced_json(),
-            None => self.inner.parameters.as_value(),
+            None => self.parameters().as_value(),
         }
     }
 
@@ -371,10 +374,19 @@ impl DefinitionBuilder {
         self
     }
 
-    /// The parameter schema as an already lossless value, shared rather than copied (how
-    /// `define_tool` hands over its compiled schema's JSON).
+    /// The parameter schema as an already lossless value, shared rather than copied.
     pub fn parameters_json(mut self, schema: JsonValue) -> Self {
         self.parameters = Some(Parameters::Json(schema));
+        self
+    }
+
+    /// The parameter schema as a compiled schema (from `tools-schema`'s DSL or a derive):
+    /// the definition shows the model [`CompiledSchema::json`], read the first time the
+    /// definition's parameters are (so a tool that is registered but never projected never
+    /// builds that JSON). As with the other setters, the arguments are not validated
+    /// against it here: the body does that (how `define_tool` hands over its schema).
+    pub fn parameters_compiled(mut self, schema: CompiledSchema) -> Self {
+        self.parameters = Some(Parameters::Compiled(schema));
         self
     }
 
@@ -463,7 +475,8 @@ impl DefinitionBuilder {
         let name = ToolName::new(&self.name)?;
         let mut foreign = None;
         let parameters = match self.parameters {
-            Some(Parameters::Json(parameters)) => parameters,
+            Some(Parameters::Json(parameters)) => ParametersJson::Ready(parameters),
+            Some(Parameters::Compiled(schema)) => ParametersJson::Compiled(schema),
             raw => {
                 let raw = match raw {
                     Some(Parameters::Raw(raw)) => raw,
@@ -474,12 +487,13 @@ impl DefinitionBuilder {
                     _ => serde_json::json!({"type": "object", "properties": {}}),
                 };
                 let limits = tools_json::Limits::default().with_max_depth(usize::MAX);
-                JsonValue::with_limits_at(raw, &limits, "parameters").map_err(|e| {
+                let json = JsonValue::with_limits_at(raw, &limits, "parameters").map_err(|e| {
                     Error::ParametersNotLossless {
                         tool: self.name.clone(),
                         violations: e.violations().to_vec().into(),
                     }
-                })?
+                })?;
+                ParametersJson::Ready(json)
             }
         };
         let body = match &foreign {
@@ -519,4 +533,12 @@ enum Parameters {
     Raw(Value),
     Foreign(Value),
     Json(JsonValue),
+    Compiled(CompiledSchema),
+}
+
+/// A definition's parameter schema: lossless JSON, or a compiled schema whose JSON is read
+/// (and, for a DSL schema, rendered) the first time the model is shown it.
+enum ParametersJson {
+    Ready(JsonValue),
+    Compiled(CompiledSchema),
 }

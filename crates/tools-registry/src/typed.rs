@@ -283,7 +283,7 @@ where
         }
 
         let mut builder = ToolDefinition::builder(&name, self.description)
-            .parameters_json(args.schema().json().clone())
+            .parameters_compiled(args.schema().clone())
             .hints(self.hints)
             .output(decl);
         if let Some(body) = self.body {

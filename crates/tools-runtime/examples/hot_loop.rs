@@ -13,7 +13,8 @@
 //! - `clone`: only the clone (and drop) of `NESTED_ARGS`, e2's bare baseline;
 //! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
 //! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
-//! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile;
+//! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile; `e3_json`: the same, then
+//!   reading its model-facing JSON (which the DSL builds on first read);
 //! - `e1`, `e1b`: validating `NESTED_ARGS` (e1b: with `items[3].qty = "four"`) against the
 //!   compiled `NESTED_SPEC` (scenarios e1 and e1b);
 //! - `register`: defining (compiling) and registering `N` catalog tools, per tool;
@@ -194,11 +195,15 @@ fn main() {
             elapsed / u32::try_from(n).unwrap()
         }
         "f1" | "f2" | "f3" | "f4" => code_runs(&mode, n) / u32::try_from(n).unwrap(),
-        "e3" => {
+        "e3" | "e3_json" => {
             let spec = nested::nested_spec();
             let started = Instant::now();
             for _ in 0..n {
-                black_box(black_box(&spec).compile().unwrap());
+                let compiled = black_box(&spec).compile().unwrap();
+                if mode == "e3_json" {
+                    black_box(compiled.as_json());
+                }
+                black_box(compiled);
             }
             started.elapsed() / u32::try_from(n).unwrap()
         }

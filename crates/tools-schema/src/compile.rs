@@ -16,9 +16,10 @@
 //!    reports every violation, with the root label `schema`.
 
 use serde_json::{Map, Value};
-use tools_json::{CompiledSchema, Path, Segment, Violation, ViolationKind};
+use tools_json::{CompiledSchema, DslRoot, Path, Segment, Violation, ViolationKind};
 
 use crate::Error;
+use crate::dsl::Spec;
 
 /// The DSL's node types.
 const DSL_TYPES: [&str; 8] = [
@@ -96,16 +97,41 @@ impl<'a> DslKeys<'a> {
 }
 
 /// Compiles a value spec (root label `schema`).
-pub(crate) fn compile_value(spec: &Value) -> Result<CompiledSchema, Error> {
-    author_walk(spec, "schema", false)?;
-    check_output(build(spec, Root::Value))
+pub(crate) fn compile_value(spec: &Spec) -> Result<CompiledSchema, Error> {
+    compile(spec, Root::Value)
 }
 
 /// Compiles a parameter map (author root label `parameters`); a `closed` root gets
 /// `"additionalProperties": false`.
-pub(crate) fn compile_params(spec: &Value, closed: bool) -> Result<CompiledSchema, Error> {
-    author_walk(spec, "parameters", true)?;
-    check_output(build(spec, Root::Params { closed }))
+pub(crate) fn compile_params(spec: &Spec, closed: bool) -> Result<CompiledSchema, Error> {
+    compile(spec, Root::Params { closed })
+}
+
+/// The fast path first: a spec plainly inside the DSL and the subset compiles its validator
+/// straight from the spec, and its raw schema is built only when something reads it (the
+/// compiled schema keeps a handle on the spec, not a copy). Anything else takes the full
+/// path, whose author walk and support check report the errors: the fast path only ever
+/// accepts, and what it accepts the full path accepts with the same JSON (the property
+/// tests in `tests/fast_path.rs` hold it to that).
+fn compile(spec: &Spec, root: Root) -> Result<CompiledSchema, Error> {
+    let dsl_root = match root {
+        Root::Value => DslRoot::Value,
+        Root::Params { closed } => DslRoot::Params { closed },
+    };
+    let shared = spec.share();
+    match CompiledSchema::compile_dsl(spec.get(), dsl_root, move || build(shared.get(), root)) {
+        Ok(compiled) => Ok(compiled),
+        Err(_) => compile_full(spec.get(), root),
+    }
+}
+
+/// The full path: the author walk, the build, and the subset's check of the output.
+pub(crate) fn compile_full(spec: &Value, root: Root) -> Result<CompiledSchema, Error> {
+    match root {
+        Root::Value => author_walk(spec, "schema", false)?,
+        Root::Params { .. } => author_walk(spec, "parameters", true)?,
+    }
+    check_output(build(spec, root))
 }
 
 fn check_output(raw: Value) -> Result<CompiledSchema, Error> {
@@ -296,8 +322,8 @@ fn author_walk(spec: &Value, root: &str, params: bool) -> Result<(), Error> {
 }
 
 /// What the build's root is.
-#[derive(Clone, Copy)]
-enum Root {
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Root {
     /// A value spec.
     Value,
     /// A parameter map, open (no `additionalProperties` key) or closed.
@@ -337,7 +363,7 @@ enum Shape<'a> {
 /// A first pass lays the nodes out in pre-order, each with the ids of its children; a
 /// second pass builds them from the last to the first, so that every child is complete
 /// before its parent takes it. Each output key is inserted exactly once. No recursion.
-fn build(spec: &Value, root: Root) -> Value {
+pub(crate) fn build(spec: &Value, root: Root) -> Value {
     let mut shapes: Vec<(Shape<'_>, Vec<usize>)> = Vec::with_capacity(WALK_CAPACITY);
     // Pending nodes: the spec and the slot in its parent's child list.
     let mut work: Vec<(&Value, Option<(usize, usize)>)> = Vec::with_capacity(WALK_CAPACITY);

@@ -10,6 +10,9 @@ mod schemars_bridge;
 pub mod testing;
 mod typed;
 
+#[cfg(test)]
+mod fast_path_tests;
+
 pub use derive::{
     ArrayBounds, FieldPosition, Formatted, NoArgs, NumericBounds, ObjectBounds, ObjectFields,
     StringBounds, ToolArgs, ToolObject, ToolSchema,

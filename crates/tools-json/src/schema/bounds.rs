@@ -169,7 +169,12 @@ impl Bounds {
         if values.iter().all(Option::is_none) {
             return None;
         }
-        let number = |i: usize| values[i].and_then(Value::as_number).cloned();
+        // Canonical, as the schema's own JSON is: `1.0` is held and reported as `1`.
+        let number = |i: usize| {
+            values[i]
+                .and_then(Value::as_number)
+                .map(crate::lossless::canonical_number)
+        };
         let counted = |i: usize| values[i].and_then(count);
         let bounds = Bounds {
             minimum: number(0),

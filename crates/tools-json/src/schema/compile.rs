@@ -8,7 +8,9 @@ use super::keys::Keys;
 use crate::JsonType;
 
 /// Declared properties of an object node: name → node, in declaration order.
-pub(crate) type PropertyMap = IndexMap<Box<str>, NodeId, foldhash::fast::FixedState>;
+/// Names are `SmolStr`s: a name of up to 23 bytes (nearly every property name) is held inline,
+/// so compiling an object allocates nothing per property.
+pub(crate) type PropertyMap = IndexMap<smol_str::SmolStr, NodeId, foldhash::fast::FixedState>;
 
 /// Index of a node in the arena.
 pub(crate) type NodeId = u32;

@@ -74,6 +74,7 @@ impl Frame<'_, '_> {
             match frame.step {
                 Step::Root => {}
                 Step::Key(key) => segments.push(Segment::key(key)),
+                Step::Declared(name) => segments.push(Segment::key(name)),
                 Step::Index(index) => segments.push(Segment::Index(index)),
             }
             at = frame.parent;
@@ -305,7 +306,7 @@ impl<'a> Direct<'a> {
                 };
                 let frame = Frame {
                     parent: Some(at),
-                    step: Step::Key(name),
+                    step: Step::Declared(name),
                 };
                 if !self.fail(&frame, ViolationKind::MissingRequired) {
                     return false;
@@ -325,7 +326,7 @@ impl<'a> Direct<'a> {
             }
             let frame = Frame {
                 parent: Some(at),
-                step: Step::Key(name),
+                step: Step::Declared(name),
             };
             if !self.visit(child, member, &frame) {
                 return false;

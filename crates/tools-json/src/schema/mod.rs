@@ -4,10 +4,12 @@ mod bounds;
 mod check;
 mod compile;
 mod direct;
+mod dsl;
 mod foreign;
 mod keys;
 mod number;
 mod pattern;
+mod source;
 mod supported;
 mod unique;
 mod validate;
@@ -22,6 +24,7 @@ use crate::{Error, JsonValue, Limits, Path, Violation, ViolationKind, Violations
 
 pub use bounds::BOUND_KEYWORDS;
 pub(crate) use compile::{Node, NodeId};
+pub use dsl::DslRoot;
 
 /// A schema that passed the support check, compiled once into a form that validates fast.
 ///
@@ -51,8 +54,9 @@ pub(crate) use compile::{Node, NodeId};
 pub struct CompiledSchema(Arc<Inner>);
 
 struct Inner {
-    /// Shared with whoever projects the schema to a model (no second copy).
-    source: JsonValue,
+    /// The model-facing JSON, shared with whoever projects the schema to a model (no second
+    /// copy); for a DSL spec, rendered on first use.
+    source: source::Source,
     nodes: Box<[Node]>,
     /// Whether the schema is shallow enough for the direct (recursive) validator; deeper
     /// ones are validated by the iterative walk.
@@ -180,7 +184,7 @@ impl CompiledSchema {
         let source = JsonValue::from_checked(source, "schema");
         let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         CompiledSchema(Arc::new(Inner {
-            source,
+            source: source::Source::Ready(source),
             direct: direct::nesting(&nodes) <= direct::MAX_DEPTH,
             nodes,
             id,
@@ -208,7 +212,7 @@ impl CompiledSchema {
         self.0
             .enforced
             .as_ref()
-            .unwrap_or(&self.0.source)
+            .unwrap_or_else(|| self.0.source.get())
             .as_value()
     }
 
@@ -217,7 +221,7 @@ impl CompiledSchema {
         let nodes = compile::compile(source.as_value());
         let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         CompiledSchema(Arc::new(Inner {
-            source,
+            source: source::Source::Ready(source),
             direct: direct::nesting(&nodes) <= direct::MAX_DEPTH,
             nodes,
             id,
@@ -226,16 +230,58 @@ impl CompiledSchema {
         }))
     }
 
+    /// Compiles a spec written in `tools-schema`'s author DSL (its JSON form) without
+    /// building the model-facing JSON Schema: the validator is compiled straight from the
+    /// spec, and `render` makes the JSON the first time something reads it
+    /// ([`CompiledSchema::as_json`], [`CompiledSchema::json`]), once.
+    ///
+    /// This is `tools-schema`'s fast path, not a general API. It accepts only a spec that is
+    /// plainly inside the DSL and the subset, and hands `render` back for anything it would
+    /// have to judge (an author error, a violation of the support check, an unknown key),
+    /// so that the caller takes the full path, which reports errors. The caller promises
+    /// that `render` returns the DSL's compiled form of `spec`: the property tests of
+    /// `tools-schema` hold this compile to the full path's (same JSON, same verdicts).
+    ///
+    /// # Errors
+    ///
+    /// `render`, unused, when the spec needs the full path.
+    #[doc(hidden)]
+    pub fn compile_dsl<F>(spec: &Value, root: DslRoot, render: F) -> Result<CompiledSchema, F>
+    where
+        F: FnOnce() -> Value + Send + 'static,
+    {
+        let Some(dsl::Compiled { nodes, nesting }) = dsl::compile(spec, root) else {
+            return Err(render);
+        };
+        debug_assert_eq!(nesting, direct::nesting(&nodes));
+        let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(CompiledSchema(Arc::new(Inner {
+            source: source::Source::deferred(Box::new(render)),
+            direct: nesting <= direct::MAX_DEPTH,
+            nodes,
+            id,
+            unenforced: Box::new([]),
+            enforced: None,
+        })))
+    }
+
     /// The schema as given, with integral floats written as integers (the model-facing
     /// JSON).
     pub fn as_json(&self) -> &Value {
-        self.0.source.as_value()
+        self.0.source.get().as_value()
     }
 
     /// The schema as a shared lossless value: cloning it is an `Arc` clone, so a tool
     /// definition and its model projection hold the compiled schema's own copy.
     pub fn json(&self) -> &JsonValue {
-        &self.0.source
+        self.0.source.get()
+    }
+
+    /// Whether the model-facing JSON exists yet: always, except for a schema from
+    /// [`CompiledSchema::compile_dsl`] that nothing has read ([`CompiledSchema::as_json`],
+    /// [`CompiledSchema::json`], `Debug`, `==`) since it was compiled.
+    pub fn is_json_rendered(&self) -> bool {
+        self.0.source.is_rendered()
     }
 
     /// Validates `value`, returning every violation in walk order (empty when valid).
@@ -301,8 +347,9 @@ impl CompiledSchema {
 impl fmt::Debug for CompiledSchema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The source is printed only when shallow: `serde_json`'s printer recurses.
-        if depth_within(self.0.source.as_value(), 64) {
-            write!(f, "CompiledSchema({})", self.0.source)
+        let source = self.0.source.get();
+        if depth_within(source.as_value(), 64) {
+            write!(f, "CompiledSchema({source})")
         } else {
             write!(f, "CompiledSchema(<{} nodes>)", self.0.nodes.len())
         }
@@ -311,7 +358,8 @@ impl fmt::Debug for CompiledSchema {
 
 impl PartialEq for CompiledSchema {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.source.as_value() == other.0.source.as_value()
+        Arc::ptr_eq(&self.0, &other.0)
+            || self.0.source.get().as_value() == other.0.source.get().as_value()
     }
 }
 

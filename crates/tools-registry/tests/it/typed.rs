@@ -227,3 +227,46 @@ fn b06_args_errors_join_every_violation() {
         "Error: invalid arguments: a: required property is missing; b: must be a number"
     );
 }
+
+#[test]
+fn a_compiled_schema_is_shown_the_model_only_once_asked_for_and_then_shared() {
+    use tools_registry::{OutputDecl, ToolDefinition};
+    use tools_schema::{Schema, params};
+
+    let compiled = params()
+        .required("path", Schema::string().describe("Where."))
+        .optional("limit", Schema::integer().minimum(1))
+        .compile()
+        .unwrap();
+    // The DSL compiles the validator alone: its JSON Schema is built on first read.
+    assert!(!compiled.is_json_rendered());
+    let def = ToolDefinition::builder("reader", "read a file")
+        .parameters_compiled(compiled.clone())
+        .output(OutputDecl::text(json!({"type": "string"})))
+        .body(|_args, _ctx| async move { Ok(json!("ok")) })
+        .build()
+        .unwrap();
+    let registry = Registry::new();
+    registry.register(def.clone()).unwrap().keep();
+    // Registering and running a call build nothing the model would see.
+    assert_eq!(
+        run_with(&registry, "reader", None, json!({"path": "/a"})),
+        "ok"
+    );
+    assert!(!compiled.is_json_rendered());
+    // Projecting the tool builds it, once, and the definition shows that very value.
+    let schemas = registry.schemas(None);
+    assert!(compiled.is_json_rendered());
+    assert_eq!(
+        schemas[0].parameters.as_value(),
+        &json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Where."},
+                "limit": {"type": "integer", "minimum": 1}
+            },
+            "required": ["path"]
+        })
+    );
+    assert!(JsonValue::ptr_eq(def.parameters(), compiled.json()));
+}

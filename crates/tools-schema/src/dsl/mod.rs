@@ -9,6 +9,9 @@
 use std::fmt;
 
 mod bounds;
+mod spec;
+
+pub(crate) use spec::Spec;
 
 use serde_json::{Map, Number, Value};
 
@@ -70,7 +73,7 @@ macro_rules! annotations {
 ///     r#"{"type":"string","description":"How hard to try.","enum":["fast","slow"]}"#
 /// );
 /// ```
-pub struct Schema(pub(crate) Value);
+pub struct Schema(pub(crate) Spec);
 
 impl Schema {
     /// A string node.
@@ -142,12 +145,12 @@ impl Schema {
     /// false, "properties": {"id": {"type": "integer", "required": true}}}`. Nothing is
     /// checked until [`Schema::compile`].
     pub fn from_json(spec: Value) -> Schema {
-        Schema(spec)
+        Schema(Spec::new(spec))
     }
 
     /// The author spec in its JSON form.
     pub fn as_json(&self) -> &Value {
-        &self.0
+        self.0.get()
     }
 
     /// The author spec in its JSON form, by value.
@@ -168,21 +171,17 @@ impl Schema {
 
 annotations!(Schema);
 
-impl Drop for Schema {
-    fn drop(&mut self) {
-        tools_json::drop_deep(self.0.take());
-    }
-}
-
+/// Cloning shares the spec; a change to either copy then copies it (see the module
+/// `dsl::spec`).
 impl Clone for Schema {
     fn clone(&self) -> Self {
-        Schema(tools_json::clone_deep(&self.0))
+        Schema(self.0.share())
     }
 }
 
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        debug_json(f, "Schema", &self.0)
+        debug_json(f, "Schema", self.0.get())
     }
 }
 
@@ -212,7 +211,7 @@ impl PartialEq for Schema {
 #[derive(Clone, PartialEq)]
 pub struct Params {
     /// The property map in its JSON form.
-    spec: Value,
+    spec: Spec,
     /// Whether keys other than the declared properties are rejected.
     closed: bool,
 }
@@ -220,7 +219,7 @@ pub struct Params {
 /// An empty parameter map; add properties with [`Params::required`] and [`Params::optional`].
 pub fn params() -> Params {
     Params {
-        spec: Value::Object(Map::new()),
+        spec: Spec::new(Value::Object(Map::new())),
         closed: false,
     }
 }
@@ -273,7 +272,7 @@ impl Params {
         if required && let Value::Object(map) = &mut spec {
             map.insert("required".into(), Value::Bool(true));
         }
-        if let Value::Object(map) = &mut self.spec {
+        if let Value::Object(map) = self.spec.get_mut() {
             map.insert(name.into(), spec);
         }
         self
@@ -284,7 +283,7 @@ impl Params {
     /// [`Params::compile`].
     pub fn from_json(spec: Value) -> Params {
         Params {
-            spec,
+            spec: Spec::new(spec),
             closed: false,
         }
     }
@@ -292,7 +291,7 @@ impl Params {
     /// The parameter map in its JSON form (the property map; openness is
     /// [`Params::is_closed`]).
     pub fn as_json(&self) -> &Value {
-        &self.spec
+        self.spec.get()
     }
 
     /// Compiles the map to the raw JSON Schema of the arguments: `{"type": "object",
@@ -317,7 +316,7 @@ impl fmt::Debug for Params {
         } else {
             "Params"
         };
-        debug_json(f, name, &self.spec)
+        debug_json(f, name, self.spec.get())
     }
 }
 
@@ -366,13 +365,13 @@ fn number_value(n: f64) -> Value {
 
 impl Schema {
     pub(crate) fn set(&mut self, key: &str, value: Value) {
-        if let Value::Object(map) = &mut self.0 {
+        if let Value::Object(map) = self.0.get_mut() {
             map.insert(key.into(), value);
         }
     }
 
     pub(crate) fn remove(&mut self, key: &str) {
-        if let Value::Object(map) = &mut self.0 {
+        if let Value::Object(map) = self.0.get_mut() {
             map.remove(key);
         }
     }
@@ -395,7 +394,7 @@ macro_rules! builder {
 
         impl From<$ty> for Schema {
             fn from(builder: $ty) -> Schema {
-                Schema(Value::Object(builder.0))
+                Schema(Spec::new(Value::Object(builder.0)))
             }
         }
 

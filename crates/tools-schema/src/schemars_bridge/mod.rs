@@ -184,7 +184,7 @@ impl Schema {
     /// As [`Schema::from_schemars`].
     pub fn from_schemars_schema(schema: &schemars::Schema) -> Result<Schema, Error> {
         let value = convert(schema.as_value(), false)?;
-        let schema = Schema(value);
+        let schema = Schema(crate::dsl::Spec::new(value));
         schema.compile()?;
         Ok(schema)
     }
@@ -239,7 +239,7 @@ impl Params {
     pub fn from_schemars_schema(schema: &schemars::Schema) -> Result<Params, Error> {
         // Compiled as a value schema first (its drop is depth-safe): the parameter map
         // compiles to the same schema without the root's annotations.
-        let schema = Schema(convert(schema.as_value(), true)?);
+        let schema = Schema(crate::dsl::Spec::new(convert(schema.as_value(), true)?));
         schema.compile()?;
         let mut closed = false;
         let mut properties = Value::Object(Map::new());
