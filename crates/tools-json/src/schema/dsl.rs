@@ -117,7 +117,7 @@ fn object<'a>(
         // (SipHash) costs more than comparing them.
         let flagged = spec.as_object().is_some_and(|map| {
             map.iter()
-                .any(|(key, value)| key == "required" && *value == Value::Bool(true))
+                .any(|(key, value)| key == "required" && matches!(value, Value::Bool(true)))
         });
         if flagged {
             required.push(u32::try_from(index).ok()?);
@@ -144,8 +144,12 @@ fn node<'a>(
     let map = spec.as_object()?;
     let mut clean = true;
     let mut format = false;
+    // Noted while classifying: most nodes have no bound, and then neither of the two
+    // passes over the thirteen bound slots below is needed.
+    let mut has_bounds = false;
     let keys = Keys::classify(map, |name, value, key| match key {
-        Key::Known | Key::Bound => {}
+        Key::Known => {}
+        Key::Bound => has_bounds = true,
         Key::Data => clean &= annotation_ok(value, limits),
         Key::Text => {
             clean &= name == "format" && value.is_string();
@@ -159,12 +163,11 @@ fn node<'a>(
         .all(|text| text.is_none_or(Value::is_string));
     let required_ok = match keys.required {
         None => true,
-        Some(flag) => property && *flag == Value::Bool(true),
+        Some(flag) => property && matches!(flag, Value::Bool(true)),
     };
     if !(clean && texts_ok && required_ok) {
         return None;
     }
-    let has_bounds = keys.bounds.iter().any(Option::is_some);
     let has_value_keys = keys.enumeration.is_some() || keys.constant.is_some();
     let has_shape_keys =
         keys.properties.is_some() || keys.additional.is_some() || keys.items.is_some();
@@ -203,20 +206,20 @@ fn node<'a>(
     if !(vocabulary_ok && format_ok) {
         return None;
     }
-    for (index, _, value) in keys.bounds() {
-        let fits = bounds::family(index).is_some_and(|family| family.admits(ty));
-        if !fits || bounds::malformed(index, value).is_some() {
-            return None;
-        }
-    }
     let bounds = if has_bounds {
+        for (index, _, value) in keys.bounds() {
+            let fits = bounds::family(index).is_some_and(|family| family.admits(ty));
+            if !fits || bounds::malformed(index, value).is_some() {
+                return None;
+            }
+        }
         Bounds::compile(&keys.bounds)
     } else {
         None
     };
     match ty {
         JsonType::Object => {
-            let closed = keys.additional == Some(&Value::Bool(false));
+            let closed = matches!(keys.additional, Some(Value::Bool(false)));
             match keys.properties {
                 None => object(empty(), closed, bounds, below, nodes, work),
                 Some(properties) => {
