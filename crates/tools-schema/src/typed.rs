@@ -192,8 +192,13 @@ impl<V: Serialize> OutputSchema<V> {
     ///
     /// [`Error::UnsupportedSchema`].
     pub fn new(spec: impl Into<Schema>) -> Result<Self, Error> {
+        let schema = spec.into().compile()?;
+        // Built now, unlike a parameter schema's: the model is rarely shown an output
+        // schema, so a deferred one would keep its author spec (a map grown key by key,
+        // larger than the built JSON) for the life of the tool.
+        schema.json();
         Ok(OutputSchema {
-            schema: spec.into().compile()?,
+            schema,
             _value: PhantomData,
         })
     }
