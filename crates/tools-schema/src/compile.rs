@@ -114,12 +114,8 @@ pub(crate) fn compile_params(spec: &Spec, closed: bool) -> Result<CompiledSchema
 /// accepts, and what it accepts the full path accepts with the same JSON (the property
 /// tests in `tests/fast_path.rs` hold it to that).
 fn compile(spec: &Spec, root: Root) -> Result<CompiledSchema, Error> {
-    let dsl_root = match root {
-        Root::Value => DslRoot::Value,
-        Root::Params { closed } => DslRoot::Params { closed },
-    };
     let shared = spec.share();
-    match CompiledSchema::compile_dsl(spec.get(), dsl_root, move || build(shared.get(), root)) {
+    match CompiledSchema::compile_dsl(spec.get(), root, move || build(shared.get(), root)) {
         Ok(compiled) => Ok(compiled),
         Err(_) => compile_full(spec.get(), root),
     }
@@ -321,14 +317,10 @@ fn author_walk(spec: &Value, root: &str, params: bool) -> Result<(), Error> {
     Ok(())
 }
 
-/// What the build's root is.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Root {
-    /// A value spec.
-    Value,
-    /// A parameter map, open (no `additionalProperties` key) or closed.
-    Params { closed: bool },
-}
+/// What the build's root is: a value spec, or a parameter map, open (no
+/// `additionalProperties` key) or closed. The fast path reads the same root, so this is its
+/// type.
+pub(crate) type Root = DslRoot;
 
 /// What a node of the build arena becomes once its children are built.
 enum Shape<'a> {

@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use tools_json::{CompiledSchema, DslRoot};
+use tools_json::CompiledSchema;
 
 use crate::compile::{Root, compile_full};
 
@@ -306,13 +306,9 @@ fn both(
     Result<CompiledSchema, ()>,
     Result<CompiledSchema, crate::Error>,
 ) {
-    let dsl_root = match root {
-        Root::Value => DslRoot::Value,
-        Root::Params { closed } => DslRoot::Params { closed },
-    };
     let shared = spec.clone();
     let fast =
-        CompiledSchema::compile_dsl(spec, dsl_root, move || crate::compile::build(&shared, root))
+        CompiledSchema::compile_dsl(spec, root, move || crate::compile::build(&shared, root))
             .map_err(|_| ());
     (fast, compile_full(spec, root))
 }
