@@ -1,16 +1,12 @@
 //! Compilation of a checked schema into a flat node arena.
 
-use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::bounds::Bounds;
 use super::keys::Keys;
 use crate::JsonType;
 
-/// Declared properties of an object node: name → node, in declaration order.
-/// Names are `SmolStr`s: a name of up to 23 bytes (nearly every property name) is held inline,
-/// so compiling an object allocates nothing per property.
-pub(crate) type PropertyMap = IndexMap<smol_str::SmolStr, NodeId, foldhash::fast::FixedState>;
+pub(crate) use super::properties::PropertyMap;
 
 /// Index of a node in the arena.
 pub(crate) type NodeId = u32;
@@ -91,15 +87,16 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                     bounds,
                 },
                 Some(JsonType::Object) => {
-                    let mut properties = PropertyMap::default();
+                    let mut entries = Vec::new();
                     if let Some(props) = keys.properties.and_then(Value::as_object) {
-                        properties.reserve(props.len());
+                        entries.reserve_exact(props.len());
                         for (name, schema) in props {
                             let id = alloc(&mut nodes);
                             work.push((schema, id as usize));
-                            properties.insert(name.as_str().into(), id);
+                            entries.push((name.as_str().into(), id));
                         }
                     }
+                    let properties = PropertyMap::from_entries(entries);
                     // The support check guarantees that every required name is declared.
                     let required = keys
                         .required

@@ -106,13 +106,12 @@ fn object<'a>(
     nodes: &mut Vec<Node>,
     work: &mut Vec<Pending<'a>>,
 ) -> Option<Node> {
-    let mut declared = PropertyMap::default();
-    declared.reserve(properties.len());
+    let mut declared = Vec::with_capacity(properties.len());
     let mut required = Vec::new();
     for (index, (name, spec)) in properties.iter().enumerate() {
         let id = alloc(nodes)?;
         work.push((spec, id, true, depth));
-        declared.insert(name.as_str().into(), id);
+        declared.push((name.as_str().into(), id));
         // A scan, not `Map::get`: a property has a handful of keys, and hashing the name
         // (SipHash) costs more than comparing them.
         let flagged = spec.as_object().is_some_and(|map| {
@@ -124,7 +123,7 @@ fn object<'a>(
         }
     }
     Some(Node::Object {
-        properties: declared,
+        properties: PropertyMap::from_entries(declared),
         required: required.into_boxed_slice(),
         closed,
         bounds,

@@ -9,6 +9,7 @@ mod foreign;
 mod keys;
 mod number;
 mod pattern;
+mod properties;
 mod source;
 mod supported;
 mod unique;
