@@ -39,22 +39,17 @@ fn hash(name: &str) -> u64 {
 
 impl PropertyMap {
     /// The map of `entries`, in their order. The names must be distinct (they are the keys
-    /// of one JSON object); a repeated name would be found at its first position.
+    /// of one JSON object; a debug build asserts it).
     pub(crate) fn from_entries(entries: Vec<(SmolStr, NodeId)>) -> PropertyMap {
         let entries = entries.into_boxed_slice();
         let index = (entries.len() > SCAN_LIMIT).then(|| {
             let mut index = HashTable::with_capacity(entries.len());
+            // Distinct names: each is inserted without looking for it first. (Were one
+            // repeated, either of its positions could be found; nothing unsafe follows.)
             for (position, (name, _)) in (0_u32..).zip(entries.iter()) {
-                let found = index
-                    .find(hash(name), |&at: &u32| {
-                        entries.get(at as usize).is_some_and(|(own, _)| own == name)
-                    })
-                    .is_some();
-                if !found {
-                    index.insert_unique(hash(name), position, |&at: &u32| {
-                        entries.get(at as usize).map_or(0, |(own, _)| hash(own))
-                    });
-                }
+                index.insert_unique(hash(name), position, |&at: &u32| {
+                    entries.get(at as usize).map_or(0, |(own, _)| hash(own))
+                });
             }
             index
         });
