@@ -41,6 +41,14 @@ impl PropertyMap {
     /// The map of `entries`, in their order. The names must be distinct (they are the keys
     /// of one JSON object; a debug build asserts it).
     pub(crate) fn from_entries(entries: Vec<(SmolStr, NodeId)>) -> PropertyMap {
+        debug_assert!(
+            {
+                // Linear, so that a debug build compiles a schema of many properties in time.
+                let mut seen = std::collections::HashSet::with_capacity(entries.len());
+                entries.iter().all(|(name, _)| seen.insert(name.as_str()))
+            },
+            "property names must be distinct"
+        );
         let entries = entries.into_boxed_slice();
         let index = (entries.len() > SCAN_LIMIT).then(|| {
             let mut index = HashTable::with_capacity(entries.len());
