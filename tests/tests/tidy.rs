@@ -22,10 +22,18 @@ const LAYERS: [&str; 9] = [
     "tools-mcp",
 ];
 
-/// Crates allowed to hold `unsafe` code in one module (engine bindings), with that module:
-/// the crate root denies it (`#![deny(unsafe_code)]`) and only that file may allow it.
-const UNSAFE_EXCEPTIONS: [(&str, &str); 1] =
-    [("tools-codemode", "src/runtime/quickjs/prelude_bytecode.rs")];
+/// Crates allowed to hold `unsafe` code in named modules (engine bindings), with those
+/// modules: the crate root denies it (`#![deny(unsafe_code)]`) and only those files may
+/// allow it.
+const UNSAFE_EXCEPTIONS: [(&str, &[&str]); 1] = [(
+    "tools-codemode",
+    &[
+        // Loading the prelude's bytecode.
+        "src/runtime/quickjs/prelude_bytecode.rs",
+        // Setting the engine's memory cap from its interrupt handler.
+        "src/runtime/quickjs/engine/headroom.rs",
+    ],
+)];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -166,7 +174,7 @@ fn every_crate_has_a_crate_doc_and_forbids_unsafe_code() {
                 "{} must forbid unsafe code",
                 root_file.display()
             ),
-            Some((_, module)) => {
+            Some((_, modules)) => {
                 assert!(
                     text.contains("#![deny(unsafe_code)]"),
                     "{} must deny unsafe code",
@@ -176,11 +184,11 @@ fn every_crate_has_a_crate_doc_and_forbids_unsafe_code() {
                 rust_files(&dir.join("src"), &mut files);
                 for file in files {
                     let source = std::fs::read_to_string(&file).unwrap();
-                    let allowed = file.ends_with(module);
+                    let allowed = modules.iter().any(|module| file.ends_with(module));
                     assert_eq!(
                         source.contains("allow(unsafe_code)"),
                         allowed,
-                        "{}: only {module} may allow unsafe code, and it must",
+                        "{}: only {modules:?} may allow unsafe code, and they must",
                         file.display()
                     );
                 }

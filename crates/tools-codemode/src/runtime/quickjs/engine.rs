@@ -6,6 +6,7 @@
 //! a std channel while idle, so a CPU-bound program never occupies an async worker.
 
 mod calls;
+mod headroom;
 mod stop;
 
 use std::cell::{Cell, Ref, RefCell};
@@ -17,7 +18,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::function::Rest;
 use rquickjs::object::Property;
 use rquickjs::promise::PromiseState;
-use rquickjs::{Constructor, Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
+use rquickjs::{Constructor, Context, Ctx, Function, Object, Promise, Runtime, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use self::calls::{PendingCalls, binding, deliver};
@@ -52,30 +53,22 @@ pub(super) fn thread_main(setup: Setup, exited: oneshot::Sender<()>) {
     let _ = events.send(Event::Done(outcome));
 }
 
-/// The engine memory held back for the engine's own stop error (see [`run_on`]).
-const STOP_RESERVE: &str = "new ArrayBuffer(262144)";
-
-/// The reserve: a buffer of the engine's own memory, freed when the run must stop.
-type Reserve = Rc<RefCell<Option<Persistent<Value<'static>>>>>;
-
 /// Configures `runtime`, makes a context and runs the program in it.
 ///
 /// A program that holds the engine at its memory cap and catches every error could starve
 /// the engine's stop: QuickJS allocates the uncatchable "interrupted" error when the
 /// interrupt handler asks it to stop, and when that allocation fails it throws an ordinary,
-/// catchable out-of-memory error instead. So 256 KiB of the cap is held back in a buffer
-/// the program cannot reach, and the interrupt handler frees it when it asks for a stop
-/// that can stick (see `engine/stop.rs`, which also keeps a stop from being swallowed while
-/// an error's stack is built): the stop error is allocated next, on the same thread, before
-/// the program runs again.
+/// catchable out-of-memory error instead. So once the realm is made, 256 KiB of the cap are
+/// held back (the cap is lowered, see `engine/headroom.rs`) and given back in two parts: one
+/// to disarm the realm (see `engine/stop.rs`, which keeps a stop from being swallowed while
+/// an error's stack is built), one when the interrupt handler asks for a stop that sticks:
+/// the stop error is allocated next, on the same thread, before the program runs again.
 fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
     let memory = usize::try_from(setup.limits.memory_bytes).unwrap_or(usize::MAX);
     runtime.set_memory_limit(memory);
     runtime.set_max_stack_size(setup.limits.stack_bytes);
     let shared = Arc::clone(&setup.shared);
-    let reserve: Reserve = Rc::new(RefCell::new(None));
-    let held = Rc::clone(&reserve);
-    let guard = Rc::new(StopGuard::default());
+    let guard = Rc::new(StopGuard::new(memory));
     let guarded = Rc::clone(&guard);
     runtime.set_interrupt_handler(Some(Box::new(move || {
         if !shared.must_stop() {
@@ -83,12 +76,7 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
         }
         match guarded.on_stop_interrupt() {
             Interrupt::Defer => false,
-            Interrupt::Stop { free_reserve } => {
-                if free_reserve && let Ok(mut held) = held.try_borrow_mut() {
-                    drop(held.take());
-                }
-                true
-            }
+            Interrupt::Stop { .. } => true,
         }
     })));
     let context = match Context::full(runtime) {
@@ -96,20 +84,13 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
         Err(error) => return Outcome::Broken(format!("cannot create the context: {error}")),
     };
     let outcome = context.with(|ctx| {
-        if let Ok(buffer) = ctx.eval::<Value<'_>, _>(STOP_RESERVE)
-            && let Ok(mut slot) = reserve.try_borrow_mut()
-        {
-            *slot = Some(Persistent::save(&ctx, buffer));
-        }
+        guard.headroom().hold(&ctx);
         let pins = pin_arenas(&ctx);
         let outcome = session(&ctx, setup, &guard);
         drop(pins);
-        // Every value of the runtime must be gone before it is freed.
-        if let Ok(mut slot) = reserve.try_borrow_mut() {
-            drop(slot.take());
-        }
         outcome
     });
+    guard.headroom().forget();
     drop(context);
     outcome
 }

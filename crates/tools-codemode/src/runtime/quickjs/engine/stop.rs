@@ -19,10 +19,12 @@
 //! then on `build_backtrace` runs no JavaScript at all, and the next interrupt's stop
 //! sticks. The hook itself renders nothing once stopping.
 //!
-//! The memory reserve (see `run_on`) is freed only when the stop can stick: once the realm
-//! is disarmed, or at the second stop interrupt (a program so exhausted that not even an
-//! error object can be made never reaches the hook, and no hook can swallow anything
-//! then). A stop swallowed before that has therefore not spent the reserve.
+//! The engine's memory for the stop is held back from the run's cap in two rooms (see
+//! `headroom.rs`). The disarm's room is given back just before the disarm runs, or at the
+//! second stop interrupt of a realm not yet disarmed (a program so exhausted that not even
+//! an error object can be made never reaches the hook, and no hook can swallow anything
+//! then). The stop's room is given back by the handler when it throws a stop that sticks
+//! (the realm is disarmed), right before QuickJS allocates the stop error.
 //!
 //! While `disarm` itself runs, the handler defers (returns `false`): its calls poll for
 //! interrupts like any other, and a stop thrown there would be swallowed too.
@@ -31,27 +33,44 @@ use std::cell::Cell;
 
 use rquickjs::{Ctx, Function};
 
+use super::headroom::{Headroom, Room};
+
 /// What the interrupt handler does once the run must stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Interrupt {
     /// Not now: the realm is being disarmed; the next poll asks again.
     Defer,
-    /// Throw the stop, freeing the memory reserve first when `free_reserve`.
+    /// Throw the stop (after giving back the room it may need).
     Stop {
-        /// Whether the reserve is spent on this stop.
-        free_reserve: bool,
+        /// The room given back for this stop, if any.
+        room: Option<Room>,
     },
 }
 
 /// The run's stop state, shared by the interrupt handler and the session (one thread).
-#[derive(Debug, Default)]
 pub(super) struct StopGuard {
     disarming: Cell<bool>,
     disarmed: Cell<bool>,
     interrupts: Cell<u32>,
+    headroom: Headroom,
 }
 
 impl StopGuard {
+    /// The stop state of a run whose memory cap is `cap` bytes.
+    pub(super) fn new(cap: usize) -> StopGuard {
+        StopGuard {
+            disarming: Cell::new(false),
+            disarmed: Cell::new(false),
+            interrupts: Cell::new(0),
+            headroom: Headroom::new(cap),
+        }
+    }
+
+    /// The memory held back for the stop.
+    pub(super) fn headroom(&self) -> &Headroom {
+        &self.headroom
+    }
+
     /// The handler's decision for an interrupt after the stop was requested.
     pub(super) fn on_stop_interrupt(&self) -> Interrupt {
         if self.disarming.get() {
@@ -59,9 +78,17 @@ impl StopGuard {
         }
         let n = self.interrupts.get().saturating_add(1);
         self.interrupts.set(n);
-        Interrupt::Stop {
-            free_reserve: self.disarmed.get() || n >= 2,
+        let room = if self.disarmed.get() {
+            Some(Room::Stop)
+        } else if n >= 2 {
+            Some(Room::Disarm)
+        } else {
+            None
+        };
+        if let Some(room) = room {
+            self.headroom.give(room);
         }
+        Interrupt::Stop { room }
     }
 
     /// Whether the realm is disarmed.
@@ -75,6 +102,7 @@ impl StopGuard {
             return;
         }
         self.disarming.set(true);
+        self.headroom.give(Room::Disarm);
         let done = disarm.call::<_, ()>(()).is_ok();
         self.disarming.set(false);
         if done {
@@ -92,54 +120,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_reserve_waits_for_the_disarm_or_a_second_stop() {
-        let guard = StopGuard::default();
+    fn the_stop_room_waits_for_the_disarm_and_the_disarm_room_for_a_second_stop() {
+        let guard = StopGuard::new(1 << 20);
+        assert_eq!(guard.on_stop_interrupt(), Interrupt::Stop { room: None });
+        assert_eq!(guard.headroom.given(), 0);
         assert_eq!(
             guard.on_stop_interrupt(),
             Interrupt::Stop {
-                free_reserve: false
+                room: Some(Room::Disarm)
             }
         );
-        assert_eq!(
-            guard.on_stop_interrupt(),
-            Interrupt::Stop { free_reserve: true }
-        );
+        assert_eq!(guard.headroom.given(), 1);
 
-        let guard = StopGuard::default();
+        let guard = StopGuard::new(1 << 20);
         guard.disarmed.set(true);
         assert_eq!(
             guard.on_stop_interrupt(),
-            Interrupt::Stop { free_reserve: true }
+            Interrupt::Stop {
+                room: Some(Room::Stop)
+            }
         );
+        assert_eq!(guard.headroom.given(), 2);
     }
 
     #[test]
     fn the_handler_defers_while_the_realm_is_disarmed() {
-        let guard = StopGuard::default();
+        let guard = StopGuard::new(1 << 20);
         guard.disarming.set(true);
         assert_eq!(guard.on_stop_interrupt(), Interrupt::Defer);
         // A deferred interrupt is not counted.
         guard.disarming.set(false);
-        assert_eq!(
-            guard.on_stop_interrupt(),
-            Interrupt::Stop {
-                free_reserve: false
-            }
-        );
+        assert_eq!(guard.on_stop_interrupt(), Interrupt::Stop { room: None });
     }
 
     #[test]
-    fn disarming_runs_the_prelude_function_once() {
+    fn disarming_runs_the_prelude_function_once_with_its_room_given_back() {
         let runtime = rquickjs::Runtime::new().unwrap();
         let context = rquickjs::Context::full(&runtime).unwrap();
         context.with(|ctx| {
             let disarm: Function<'_> = ctx
                 .eval("globalThis.calls = 0; (function () { globalThis.calls++; })")
                 .unwrap();
-            let guard = StopGuard::default();
+            let guard = StopGuard::new(1 << 20);
             guard.disarm(&ctx, &disarm);
             guard.disarm(&ctx, &disarm);
             assert!(guard.is_disarmed());
+            assert_eq!(guard.headroom.given(), 1);
             let calls: i32 = ctx.eval("calls").unwrap();
             assert_eq!(calls, 1);
         });
