@@ -672,3 +672,23 @@ async fn the_value_text_helper_sees_no_value_on_failure() {
     let (result, _) = run(&runtime(), "throw 1;").await;
     assert_eq!(value_text(&result), None);
 }
+
+/// The smallest cap the limits accept (1 MiB) holds the stop's rooms back (256 KiB) and
+/// still runs an ordinary program: logs, an awaited binding call, a value.
+#[tokio::test]
+async fn the_smallest_memory_cap_runs_an_ordinary_program() {
+    let runtime = runtime_with(RuntimeLimits {
+        memory_bytes: 1024 * 1024,
+        ..RuntimeLimits::default()
+    });
+    let program = "console.log('start');\n\
+                   const echoed = await tools.identity({ text: 'hi', n: [1, 2, 3] });\n\
+                   return { echoed, list: Array.from({ length: 100 }, (_, i) => i * 2).length };";
+    let (result, host) = run(&runtime, program).await;
+    assert_eq!(
+        success(&result),
+        r#"{"echoed":{"text":"hi","n":[1,2,3]},"list":100}"#
+    );
+    assert_eq!(host.calls().len(), 1);
+    assert_eq!(result.logs.len(), 1);
+}

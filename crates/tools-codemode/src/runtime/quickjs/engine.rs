@@ -84,13 +84,13 @@ fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
         Err(error) => return Outcome::Broken(format!("cannot create the context: {error}")),
     };
     let outcome = context.with(|ctx| {
-        guard.headroom().hold(&ctx);
+        // Forgets the runtime when the realm's work ends, also on a panic.
+        let _held = guard.headroom().hold(&ctx);
         let pins = pin_arenas(&ctx);
         let outcome = session(&ctx, setup, &guard);
         drop(pins);
         outcome
     });
-    guard.headroom().forget();
     drop(context);
     outcome
 }

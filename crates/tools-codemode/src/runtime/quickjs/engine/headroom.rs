@@ -75,21 +75,24 @@ impl Headroom {
         self.cap.saturating_sub(held)
     }
 
-    /// Lowers the cap of `ctx`'s runtime by both rooms. A cap too small to hold them back
-    /// (the limits refuse caps under 1 MiB) is left as it is, as is no cap.
-    pub(super) fn hold(&self, ctx: &Ctx<'_>) {
+    /// Lowers the cap of `ctx`'s runtime by both rooms, until the returned guard is dropped
+    /// (which forgets the runtime: no later call can reach it). A cap too small to hold
+    /// them back (the limits refuse caps under 1 MiB) is left as it is, as is no cap.
+    pub(super) fn hold(&self, ctx: &Ctx<'_>) -> Held<'_> {
+        let held = Held(self);
         let lowered = self.cap_with(0);
         if lowered < 2 * ROOM_BYTES {
-            return;
+            return held;
         }
         // SAFETY: `ctx` is a live context of this thread's runtime (the borrow proves it),
         // and `JS_GetRuntime` only reads the context's runtime pointer.
         let runtime = unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) };
         let Some(runtime) = NonNull::new(runtime) else {
-            return;
+            return held;
         };
         set_limit(runtime, lowered);
         self.runtime.set(Some(runtime));
+        held
     }
 
     /// Gives `room` back to the engine, and any room before it (later calls for the same or
@@ -110,11 +113,14 @@ impl Headroom {
     pub(super) fn given(&self) -> usize {
         self.given.get()
     }
+}
 
-    /// Forgets the runtime without touching it: called before the runtime is freed, so no
-    /// later call can reach it.
-    pub(super) fn forget(&self) {
-        self.runtime.set(None);
+/// The rooms held back while the realm works; dropping it forgets the runtime.
+pub(super) struct Held<'a>(&'a Headroom);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.runtime.set(None);
     }
 }
 
@@ -122,9 +128,10 @@ fn set_limit(runtime: NonNull<qjs::JSRuntime>, limit: usize) {
     // `size_t` is as wide as `usize` wherever QuickJS builds; saturate rather than assume.
     let limit = qjs::size_t::try_from(limit).unwrap_or(qjs::size_t::MAX);
     // SAFETY: `runtime` was read from a live context by `Headroom::hold` and is forgotten
-    // (`Headroom::forget`, called by `run_on` before it returns) before the runtime can be
-    // freed; the `Headroom` is `!Send` (it holds a raw pointer), so this runs on the thread
-    // that owns the runtime, either outside any engine call or from its interrupt handler.
+    // when the guard `hold` returned is dropped, inside the realm's work (`run_on` keeps it
+    // within `Context::with`, also on a panic), before the runtime can be freed. The
+    // `Headroom` is `!Send` (it holds a raw pointer), so this runs on the thread that owns
+    // the runtime, inside the realm's work or from the runtime's interrupt handler.
     // `JS_SetMemoryLimit` only stores the limit in the runtime's allocator state, which the
     // engine reads on its next allocation.
     unsafe { qjs::JS_SetMemoryLimit(runtime.as_ptr(), limit) }
