@@ -15,8 +15,10 @@ impl BindingHost for NoHost {
     }
 }
 
-/// The engine threads of this process, by the name the runtime gives them (read only; the
-/// kernel keeps 15 bytes of a thread's name).
+/// The engine threads of this process running a program, by the name the runtime gives
+/// them (read only; the kernel keeps 15 bytes of a thread's name). A thread kept for the
+/// next run is named `codemode-idle` while it waits, and is not counted: the program it
+/// ran is over.
 fn engine_threads() -> usize {
     std::fs::read_dir("/proc/self/task")
         .map(|tasks| {
@@ -31,9 +33,9 @@ fn engine_threads() -> usize {
         .unwrap_or(0)
 }
 
-/// Waits for this process's engine threads to end, and panics naming `what` if one is
-/// still running 60 s on. The bound is generous: this asserts that the thread ends, not how
-/// fast.
+/// Waits for this process's engine threads to stop running programs (to end, or to wait
+/// for the next run), and panics naming `what` if one is still running 60 s on. The bound
+/// is generous: this asserts that the program stops running, not how fast.
 pub(crate) async fn engine_threads_end(what: &str) {
     for _ in 0..600 {
         if engine_threads() == 0 {

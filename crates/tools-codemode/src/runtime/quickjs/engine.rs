@@ -31,8 +31,9 @@ use super::strip::PROGRAM_FILE;
 use super::thrown::{engine_can_allocate, is_out_of_memory, render_exception};
 use crate::runtime::BindingNamespace;
 
-/// Fires when dropped: after the engine is gone, also on a panic.
-struct ExitSignal(Option<oneshot::Sender<()>>);
+/// Fires when dropped: after the engine is gone (the thread's pool drops it once the thread
+/// is listed for the next run), also on a panic.
+pub(super) struct ExitSignal(Option<oneshot::Sender<()>>);
 
 impl Drop for ExitSignal {
     fn drop(&mut self) {
@@ -43,14 +44,18 @@ impl Drop for ExitSignal {
 }
 
 /// The body of the run's thread.
-pub(super) fn thread_main(setup: Setup, exited: oneshot::Sender<()>) {
-    let _exit = ExitSignal(Some(exited));
+///
+/// Returns the run's exit signal, for the caller to drop once the thread is ready for
+/// another run (dropped during the unwind if this panics).
+pub(super) fn thread_main(setup: Setup, exited: oneshot::Sender<()>) -> ExitSignal {
+    let exit = ExitSignal(Some(exited));
     let events = setup.events.clone();
     let outcome = match Runtime::new() {
         Ok(runtime) => run_on(&runtime, &setup),
         Err(error) => Outcome::Broken(format!("cannot create the engine: {error}")),
     };
     let _ = events.send(Event::Done(outcome));
+    exit
 }
 
 /// Configures `runtime`, makes a context and runs the program in it.

@@ -1,6 +1,6 @@
 //! The embedded TypeScript runtime: types stripped by swc, each run on a fresh QuickJS
-//! runtime on its own OS thread, budgets enforced by the engine's interrupt handler and
-//! backed by host-side timers.
+//! runtime on its own OS thread (kept a few seconds for the next run: `threads.rs`),
+//! budgets enforced by the engine's interrupt handler and backed by host-side timers.
 
 mod convert;
 mod engine;
@@ -10,6 +10,7 @@ mod prelude;
 mod prelude_bytecode;
 mod shared;
 mod strip;
+mod threads;
 mod thrown;
 
 use std::pin::pin;
@@ -185,10 +186,10 @@ async fn drive(
         events: events_tx,
         commands: commands_rx,
     };
-    let spawned = std::thread::Builder::new()
-        .name("codemode-quickjs".to_owned())
-        .stack_size(limits.stack_bytes.saturating_add(THREAD_STACK_SLACK))
-        .spawn(move || engine::thread_main(setup, exited_tx));
+    let spawned = threads::engine_pool().run(
+        limits.stack_bytes.saturating_add(THREAD_STACK_SLACK),
+        Box::new(move || engine::thread_main(setup, exited_tx)),
+    );
     if let Err(error) = spawned {
         return ledger.fail(CodeRunFailure::new(
             FailureKind::WorkerExit,
