@@ -63,11 +63,10 @@ pub(super) fn thread_main(setup: Setup, exited: oneshot::Sender<()>) -> ExitSign
 /// A program that holds the engine at its memory cap and catches every error could starve
 /// the engine's stop: QuickJS allocates the uncatchable "interrupted" error when the
 /// interrupt handler asks it to stop, and when that allocation fails it throws an ordinary,
-/// catchable out-of-memory error instead. So once the realm is made, 256 KiB of the cap are
-/// held back (the cap is lowered, see `engine/headroom.rs`) and given back in two parts: one
-/// to disarm the realm (see `engine/stop.rs`, which keeps a stop from being swallowed while
-/// an error's stack is built), one when the interrupt handler asks for a stop that sticks:
-/// the stop error is allocated next, on the same thread, before the program runs again.
+/// catchable out-of-memory error instead. So once the realm is made, part of the cap is held
+/// back for the stop and given back when it needs it (`engine/headroom.rs`, driven by
+/// `engine/stop.rs`, which also keeps a stop from being swallowed while an error's stack is
+/// built).
 fn run_on(runtime: &Runtime, setup: &Setup) -> Outcome {
     let memory = usize::try_from(setup.limits.memory_bytes).unwrap_or(usize::MAX);
     runtime.set_memory_limit(memory);

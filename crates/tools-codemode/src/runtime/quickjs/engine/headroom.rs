@@ -40,8 +40,8 @@ use rquickjs::{Ctx, qjs};
 /// realm is disarmed (no stack is built), and disarming a few kilobytes.
 pub(super) const ROOM_BYTES: usize = 128 * 1024;
 
-/// A room held back, in the order they are given back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// A room held back, numbered in the order they are given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Room {
     /// For disarming the realm.
     Disarm = 1,
