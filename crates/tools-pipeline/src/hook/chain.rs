@@ -131,9 +131,30 @@ impl<R: Request> fmt::Debug for Next<R> {
 }
 
 impl<R: Request> Next<R> {
-    /// The whole chain of `stack`.
-    pub(crate) fn start(stack: Arc<Stack<R>>) -> Next<R> {
-        Next { stack, index: 0 }
+    /// Runs the whole chain of `stack` with `request`. The stack is cloned only for the
+    /// `Next` of a hook that applies: a call that no hook applies to (an empty waterfall,
+    /// or hooks of other scopes or switched off) goes straight to the end without writing
+    /// the stack's reference count, which the calls on every worker share.
+    pub(crate) fn run_stack(stack: &Arc<Stack<R>>, request: R) -> NextFuture<R> {
+        let exec = request.execution_ref();
+        for (index, entry) in stack.hooks.iter().enumerate() {
+            if entry.applies(exec) {
+                let next = Next {
+                    stack: Arc::clone(stack),
+                    index: index + 1,
+                };
+                return NextFuture {
+                    inner: NextInner::Hook {
+                        future: entry.hook.call(request, next),
+                    },
+                };
+            }
+        }
+        NextFuture {
+            inner: NextInner::End {
+                future: request.terminal(),
+            },
+        }
     }
 
     /// Runs the rest of the chain with `request`: the next hook that applies to the call

@@ -3,7 +3,9 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use arc_swap::ArcSwap;
 
 use tools_registry::AgentScope;
 
@@ -17,7 +19,9 @@ pub type Observer = Arc<dyn Fn(&Execution, &ToolResult) + Send + Sync>;
 /// The hooks of a pipeline. Changes rebuild the snapshot; calls read it once.
 pub(crate) struct Hooks {
     set: Mutex<HookSet>,
-    stacks: RwLock<Arc<Stacks>>,
+    /// Read without a lock: a load writes only to the reading thread's own slot (a
+    /// `RwLock`'s read lock wrote a counter every worker shares, twice per call).
+    stacks: ArcSwap<Stacks>,
     next_id: AtomicU64,
 }
 
@@ -94,14 +98,14 @@ impl Hooks {
     pub(crate) fn new() -> Arc<Hooks> {
         Arc::new(Hooks {
             set: Mutex::new(HookSet::default()),
-            stacks: RwLock::new(Arc::new(Stacks::build(&HookSet::default()))),
+            stacks: ArcSwap::from_pointee(Stacks::build(&HookSet::default())),
             next_id: AtomicU64::new(1),
         })
     }
 
     /// The snapshot a call starting now goes through.
     pub(crate) fn snapshot(&self) -> Arc<Stacks> {
-        Arc::clone(&self.stacks.read().unwrap_or_else(PoisonError::into_inner))
+        self.stacks.load_full()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HookSet> {
@@ -109,8 +113,7 @@ impl Hooks {
     }
 
     fn rebuild(&self, set: &HookSet) {
-        let stacks = Arc::new(Stacks::build(set));
-        *self.stacks.write().unwrap_or_else(PoisonError::into_inner) = stacks;
+        self.stacks.store(Arc::new(Stacks::build(set)));
     }
 
     /// Registers `hook` in its waterfall.

@@ -46,7 +46,8 @@ pin_project! {
             body: CatchUnwind<tools_registry::BodyFuture>,
             #[pin]
             caller: Option<WaitForCancellationFutureOwned>,
-            def: ToolDefinition,
+            // The tool resolved at dispatch; `None`: the execution's prepared tool.
+            def: Option<ToolDefinition>,
             exec: Arc<Execution>,
             fused: Fused,
         },
@@ -127,13 +128,20 @@ impl BodyFuture {
             return settled(ToolResult::aborted_before_dispatch(), &exec);
         }
         // The tool prepare found, unless the registry changed since (a tool removed since
-        // is `UNKNOWN_TOOL`): one atomic load instead of a second lookup.
-        let prepared = exec
-            .state
-            .finalizer
-            .as_ref()
-            .filter(|_| registry.generation() == exec.state.resolved_in);
-        let Some(def) = prepared.cloned().or_else(|| resolve(registry, &exec)) else {
+        // is `UNKNOWN_TOOL`): one atomic load instead of a second lookup. It is borrowed
+        // from the execution (`def: None`): a clone would write its reference count, which
+        // the calls of the tool on every worker share.
+        let prepared =
+            exec.state.finalizer.is_some() && registry.generation() == exec.state.resolved_in;
+        let def = if prepared {
+            None
+        } else {
+            let Some(def) = resolve(registry, &exec) else {
+                return settled(ToolResult::unknown_tool(exec.name().as_str()), &exec);
+            };
+            Some(def)
+        };
+        let Some(tool) = def.as_ref().or(exec.state.finalizer.as_ref()) else {
             return settled(ToolResult::unknown_tool(exec.name().as_str()), &exec);
         };
         exec.state.body_invoked.store(true, Ordering::SeqCst);
@@ -150,7 +158,7 @@ impl BodyFuture {
                 .map_or_else(CancellationToken::new, CancellationToken::child_token);
             (Fused::Made(token.clone()), RunContext::new(hooks, token))
         };
-        let body = CatchUnwind::new(def.call(exec.arguments().clone(), ctx));
+        let body = CatchUnwind::new(tool.call(exec.arguments().clone(), ctx));
         let caller = match &exec.caller {
             Some(caller) if !same => Some(caller.clone().cancelled_owned()),
             _ => None,
@@ -196,10 +204,15 @@ impl Future for BodyFuture {
                     let result = match outcome {
                         Err(panic) => ToolResult::failure(ToolError::from_panic(&*panic)),
                         Ok(Err(error)) => ToolResult::failure(error),
-                        Ok(Ok(value)) => match create_success(def, exec, value) {
-                            Err(error) => ToolResult::failure(error),
-                            Ok(_) if fused.is_cancelled(exec) => ToolResult::aborted(),
-                            Ok(success) => success,
+                        Ok(Ok(value)) => match def
+                            .as_ref()
+                            .or(exec.state.finalizer.as_ref())
+                            .map(|def| create_success(def, exec, value))
+                        {
+                            None => ToolResult::unknown_tool(exec.name().as_str()),
+                            Some(Err(error)) => ToolResult::failure(error),
+                            Some(Ok(_)) if fused.is_cancelled(exec) => ToolResult::aborted(),
+                            Some(Ok(success)) => success,
                         },
                     };
                     return Poll::Ready(Ok(canonical(result, exec)));

@@ -82,23 +82,22 @@ impl fmt::Debug for Pending {
 
 /// The completion stage.
 pub(crate) async fn complete(shared: &Shared, mut pending: Pending) -> ToolResult {
-    let exec = Arc::clone(&pending.exec);
-    let stacks = Arc::clone(&pending.stacks);
-    let post = pending.post;
     let Some(mut result) = pending.result.take() else {
         return ToolResult::aborted_before_dispatch();
     };
-    drop(pending);
+    // Borrowed from the pending call, which lives to the end of this stage: cloning the
+    // snapshot would write its reference count, shared by the calls on every worker.
+    let (exec, stacks, post) = (&pending.exec, &pending.stacks, pending.post);
     if post {
         #[cfg(feature = "test-util")]
-        shared.probe(&exec, Probe::Post);
+        shared.probe(exec, Probe::Post);
         if !stacks.post.hooks.is_empty() {
-            let request = PostRequest::new(Arc::clone(&exec), result.clone());
+            let request = PostRequest::new(Arc::clone(exec), result.clone());
             // Lazy, so that a hook that panics while building its future is caught too.
-            let run = async { Next::start(Arc::clone(&stacks.post)).run(request).await };
+            let run = async { Next::run_stack(&stacks.post, request).await };
             result = match CatchUnwind::new(run).await {
                 Ok(Ok(decision)) => {
-                    match apply_decision(&shared.registry, &exec, result, decision) {
+                    match apply_decision(&shared.registry, exec, result, decision) {
                         Ok(result) => result,
                         Err(err) => ToolResult::failure(err),
                     }
@@ -107,9 +106,9 @@ pub(crate) async fn complete(shared: &Shared, mut pending: Pending) -> ToolResul
                 Err(panic) => ToolResult::failure(ToolError::from_panic(&*panic)),
             };
         }
-        result = cancel_success(&exec, result);
+        result = cancel_success(exec, result);
     }
-    finish(shared, &stacks, &exec, result)
+    finish(shared, stacks, exec, result)
 }
 
 /// Materialization, `finalize_content` and publication.

@@ -24,7 +24,7 @@ pub(crate) async fn dispatch(shared: &Shared, ready: Ready) -> Pending {
     shared.probe(&exec, Probe::Execute);
     let request = DispatchRequest::new(Arc::clone(&exec), shared.registry.clone());
     // Lazy, so that a hook that panics while building its future is caught too.
-    let run = async { Next::start(Arc::clone(&stacks.dispatch)).run(request).await };
+    let run = async { Next::run_stack(&stacks.dispatch, request).await };
     let result = match CatchUnwind::new(run).await {
         Ok(Ok(result)) => result,
         Ok(Err(err)) => return Pending::new(exec, stacks, ToolResult::failure(err), false),

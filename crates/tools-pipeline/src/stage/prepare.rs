@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use tools_json::{ErrorCode, JsonValue, Limits};
-use tools_registry::{CallInfo, ExecutionToken, ToolError, View};
+use tools_registry::{CallInfo, ExecutionToken, Guard, ToolError};
 
 use crate::call::{Arguments, ExecState};
 use crate::catch::CatchUnwind;
@@ -32,10 +32,14 @@ enum DecidedInner {
     Open {
         exec: Arc<Execution>,
         stacks: Arc<Stacks>,
-        view: Arc<View>,
+        /// The guards of the view the tool was looked up in (`None`: it has none).
+        guards: Option<Guards>,
         decision: PreDecision,
     },
 }
+
+/// A view's guards, shared with the view they come from.
+type Guards = Arc<[Arc<dyn Guard>]>;
 
 impl Decided {
     /// The execution.
@@ -60,14 +64,13 @@ impl Decided {
     pub fn approval_request(&self) -> Option<ApprovalRequest> {
         let DecidedInner::Open {
             exec,
-            view,
             decision: PreDecision::Ask(reason),
             ..
         } = &self.0
         else {
             return None;
         };
-        approval_request(exec, approval_key(exec, view).into(), reason.clone())
+        approval_request(exec, approval_key(exec).into(), reason.clone())
     }
 }
 
@@ -123,10 +126,17 @@ impl fmt::Debug for Ready {
 /// The first half of the prepare stage: creation and the pre-execute waterfall.
 pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     let stacks = shared.hooks.snapshot();
-    let view = shared.registry.view(call.agent.as_ref());
-    let visible = view.get(call.name()).cloned();
     let has_parent = call.parent.is_some();
-    let collapsed = visible.is_some() && view.collapses(call.name(), has_parent);
+    // Borrowed, not cloned: what the call keeps of the view (its tool, its guards when it
+    // has any, its generation) is taken from one snapshot, and calls on other workers do
+    // not write the view's reference count.
+    let (visible, collapsed, guards, generation) =
+        shared.registry.with_view(call.agent.as_ref(), |view| {
+            let visible = view.get(call.name()).cloned();
+            let collapsed = visible.is_some() && view.collapses(call.name(), has_parent);
+            let guards = Some(view.guards()).filter(|g| !g.is_empty()).cloned();
+            (visible, collapsed, guards, view.generation())
+        });
     let caller = call.cancel;
     let pre_aborted = caller.as_ref().is_some_and(CancellationToken::is_cancelled);
     let (arguments, arguments_error) = match call.arguments {
@@ -163,7 +173,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
         channels: call.channels,
         state: ExecState {
             finalizer,
-            resolved_in: view.generation(),
+            resolved_in: generation,
             ..ExecState::default()
         },
     });
@@ -206,7 +216,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     } else {
         // Lazy, so that a hook that panics while building its future is caught too.
         let request = PreRequest::new(Arc::clone(&exec));
-        let run = async { Next::start(Arc::clone(&stacks.pre)).run(request).await };
+        let run = async { Next::run_stack(&stacks.pre, request).await };
         match CatchUnwind::new(run).await {
             Ok(Ok(decision)) => decision,
             Ok(Err(err)) => return settle(ToolResult::failure(err), stacks),
@@ -218,7 +228,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     Decided(DecidedInner::Open {
         exec,
         stacks,
-        view,
+        guards,
         decision,
     })
 }
@@ -229,20 +239,20 @@ pub(crate) async fn resume(
     decided: Decided,
     answer: Option<ApprovalOutcome>,
 ) -> Prepared {
-    let (exec, stacks, view, decision) = match decided.0 {
+    let (exec, stacks, guards, decision) = match decided.0 {
         DecidedInner::Settled(pending) => return Prepared::Settled(pending),
         DecidedInner::Open {
             exec,
             stacks,
-            view,
+            guards,
             decision,
-        } => (exec, stacks, view, decision),
+        } => (exec, stacks, guards, decision),
     };
     let settle = |result: ToolResult, stacks: Arc<Stacks>, post: bool| {
         Prepared::Settled(Pending::new(Arc::clone(&exec), stacks, result, post))
     };
     let refusal = match decision {
-        PreDecision::Allow => match run_guards(&view, &exec) {
+        PreDecision::Allow => match run_guards(guards.as_deref(), &exec) {
             Ok(None) => None,
             Ok(Some(reason)) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
             Err(err) => return settle(ToolResult::failure(err), stacks, false),
@@ -250,7 +260,7 @@ pub(crate) async fn resume(
         PreDecision::Deny(reason) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
         PreDecision::Ask(reason) => {
             // The approval key: computed once, for the store and the question.
-            let key: Arc<str> = approval_key(&exec, &view).into();
+            let key: Arc<str> = approval_key(&exec).into();
             let outcome = match answer {
                 Some(outcome) => outcome,
                 None if remembered(shared, &exec, &key) => ApprovalOutcome::AllowedOnce,
@@ -266,7 +276,7 @@ pub(crate) async fn resume(
                 return settle(ToolResult::aborted_before_dispatch(), stacks, true);
             }
             match outcome {
-                allowed if allowed.is_allowed() => match run_guards(&view, &exec) {
+                allowed if allowed.is_allowed() => match run_guards(guards.as_deref(), &exec) {
                     Ok(None) => None,
                     Ok(Some(reason)) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
                     Err(err) => return settle(ToolResult::failure(err), stacks, false),
@@ -300,9 +310,10 @@ fn approval_request(
     })
 }
 
-/// The key `exec`'s approval is remembered under.
-fn approval_key(exec: &Execution, view: &View) -> String {
-    match view.get(exec.name().as_str()) {
+/// The key `exec`'s approval is remembered under: the tool's own key when the view had the
+/// tool (an open call's tool is the one its view resolved), else its name.
+fn approval_key(exec: &Execution) -> String {
+    match &exec.state.finalizer {
         Some(def) => def.approval_key(&exec.info.arguments),
         None => exec.name().as_str().to_owned(),
     }
@@ -373,9 +384,12 @@ fn approval_refusal(name: &str, outcome: ApprovalOutcome) -> ToolError {
     ToolError::with_code(ErrorCode::ApprovalDenied, message)
 }
 
-/// Evaluates the guards of the view (a snapshot): the first reason denies.
-fn run_guards(view: &View, exec: &Execution) -> Result<Option<String>, ToolError> {
-    for guard in view.guards().iter() {
+/// Evaluates the guards of the call's view (a snapshot): the first reason denies.
+fn run_guards(
+    guards: Option<&[Arc<dyn Guard>]>,
+    exec: &Execution,
+) -> Result<Option<String>, ToolError> {
+    for guard in guards.unwrap_or_default() {
         match catch_unwind(AssertUnwindSafe(|| guard.check(&exec.info))) {
             Ok(None) => {}
             Ok(Some(reason)) => return Ok(Some(reason)),
