@@ -354,3 +354,7 @@ impl fmt::Debug for WeakPipeline {
             .finish()
     }
 }
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;
