@@ -97,6 +97,16 @@ impl<R: Request> Stack<R> {
     pub(crate) fn new(hooks: Box<[Entry<R>]>) -> Arc<Stack<R>> {
         Arc::new(Stack { hooks })
     }
+
+    /// The first hook at or after position `from` that applies to `exec`, with its
+    /// position (each hook's condition is evaluated once).
+    fn first_applying(&self, from: usize, exec: &Execution) -> Option<(usize, &Entry<R>)> {
+        self.hooks
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, entry)| entry.applies(exec))
+    }
 }
 
 /// The rest of a waterfall, as a hook sees it: the hooks after it and then the waterfall's
@@ -136,52 +146,31 @@ impl<R: Request> Next<R> {
     /// or hooks of other scopes or switched off) goes straight to the end without writing
     /// the stack's reference count, which the calls on every worker share.
     pub(crate) fn run_stack(stack: &Arc<Stack<R>>, request: R) -> NextFuture<R> {
-        let exec = request.execution_ref();
-        for (index, entry) in stack.hooks.iter().enumerate() {
-            if entry.applies(exec) {
-                let next = Next {
-                    stack: Arc::clone(stack),
-                    index: index + 1,
-                };
-                return NextFuture {
-                    inner: NextInner::Hook {
-                        future: entry.hook.call(request, next),
-                    },
-                };
-            }
-        }
-        NextFuture {
-            inner: NextInner::End {
-                future: request.terminal(),
-            },
-        }
+        let Some((index, entry)) = stack.first_applying(0, request.execution_ref()) else {
+            return NextFuture::end(request);
+        };
+        let next = Next {
+            stack: Arc::clone(stack),
+            index: index + 1,
+        };
+        NextFuture::hook(entry.hook.call(request, next))
     }
 
     /// Runs the rest of the chain with `request`: the next hook that applies to the call
     /// (scope and condition), or the waterfall's end.
     pub fn run(self, request: R) -> NextFuture<R> {
-        let exec = request.execution_ref();
-        let mut index = self.index;
-        while let Some(entry) = self.stack.hooks.get(index) {
-            if entry.applies(exec) {
-                let hook = Arc::clone(&entry.hook);
-                let next = Next {
-                    stack: self.stack,
-                    index: index + 1,
-                };
-                return NextFuture {
-                    inner: NextInner::Hook {
-                        future: hook.call(request, next),
-                    },
-                };
-            }
-            index += 1;
-        }
-        NextFuture {
-            inner: NextInner::End {
-                future: request.terminal(),
-            },
-        }
+        let Some((index, entry)) = self
+            .stack
+            .first_applying(self.index, request.execution_ref())
+        else {
+            return NextFuture::end(request);
+        };
+        let hook = Arc::clone(&entry.hook);
+        let next = Next {
+            stack: self.stack,
+            index: index + 1,
+        };
+        NextFuture::hook(hook.call(request, next))
     }
 }
 
@@ -204,6 +193,24 @@ pin_project! {
             #[pin]
             future: R::Terminal,
         },
+    }
+}
+
+impl<R: Request> NextFuture<R> {
+    /// The future of a hook's call.
+    fn hook(future: HookFuture<R::Response>) -> Self {
+        NextFuture {
+            inner: NextInner::Hook { future },
+        }
+    }
+
+    /// The waterfall's end for `request`.
+    fn end(request: R) -> Self {
+        NextFuture {
+            inner: NextInner::End {
+                future: request.terminal(),
+            },
+        }
     }
 }
 

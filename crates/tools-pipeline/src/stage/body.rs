@@ -141,7 +141,7 @@ impl BodyFuture {
             };
             Some(def)
         };
-        let Some(tool) = def.as_ref().or(exec.state.finalizer.as_ref()) else {
+        let Some(tool) = running_tool(def.as_ref(), &exec) else {
             return settled(ToolResult::unknown_tool(exec.name().as_str()), &exec);
         };
         exec.state.body_invoked.store(true, Ordering::SeqCst);
@@ -180,6 +180,15 @@ impl BodyFuture {
     }
 }
 
+/// The tool a body runs: the one resolved again at dispatch, else the execution's prepared
+/// one (`None` only when neither exists, which `BodyFuture::new` settles before starting).
+fn running_tool<'a>(
+    resolved: Option<&'a ToolDefinition>,
+    exec: &'a Execution,
+) -> Option<&'a ToolDefinition> {
+    resolved.or(exec.state.finalizer.as_ref())
+}
+
 impl Future for BodyFuture {
     type Output = Result<ToolResult, ToolError>;
 
@@ -204,10 +213,8 @@ impl Future for BodyFuture {
                     let result = match outcome {
                         Err(panic) => ToolResult::failure(ToolError::from_panic(&*panic)),
                         Ok(Err(error)) => ToolResult::failure(error),
-                        Ok(Ok(value)) => match def
-                            .as_ref()
-                            .or(exec.state.finalizer.as_ref())
-                            .map(|def| create_success(def, exec, value))
+                        Ok(Ok(value)) => match running_tool(def.as_ref(), exec)
+                            .map(|tool| create_success(tool, exec, value))
                         {
                             None => ToolResult::unknown_tool(exec.name().as_str()),
                             Some(Err(error)) => ToolResult::failure(error),
