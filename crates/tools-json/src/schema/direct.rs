@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::bounds::Bounds;
 use super::compile::PropertyMap;
-use super::walk::{Members, match_members, plain_scalar_passes, scalar_miss};
+use super::walk::{Members, match_members, plain_scalar, plain_scalar_passes, scalar_miss};
 use super::{Node, NodeId};
 use crate::lossless::Step;
 use crate::path::Segments;
@@ -244,7 +244,11 @@ impl<'a> Direct<'a> {
         self.probing += 1;
         let mut matched = 0usize;
         for &branch in branches {
-            if self.visit(branch, value, at) {
+            let passed = match plain_scalar(self.nodes, branch, value) {
+                Some(passes) => passes,
+                None => self.visit(branch, value, at),
+            };
+            if passed {
                 matched += 1;
             }
         }

@@ -108,11 +108,19 @@ fn in_enum(allowed: &[Value], value: &Value) -> bool {
 /// object, passes without a visit. `false` means "not decided here", never "invalid".
 #[inline(always)]
 pub(super) fn plain_scalar_passes(nodes: &[Node], node: NodeId, value: &Value) -> bool {
+    plain_scalar(nodes, node, value) == Some(true)
+}
+
+/// Whether `value` passes `node`, when `node` is a plain scalar (see
+/// [`plain_scalar_passes`]); `None` for any other node. A `oneOf` probe of such a branch
+/// (the common nullable union) needs no visit: a probe's failure reports nothing.
+#[inline(always)]
+pub(super) fn plain_scalar(nodes: &[Node], node: NodeId, value: &Value) -> Option<bool> {
     match nodes.get(node as usize) {
         Some(Node::Scalar {
             ty, plain: true, ..
-        }) => type_match(*ty, value) == TypeMatch::Yes,
-        _ => false,
+        }) => Some(type_match(*ty, value) == TypeMatch::Yes),
+        _ => None,
     }
 }
 
