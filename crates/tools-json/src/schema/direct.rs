@@ -19,7 +19,9 @@ use serde_json::Value;
 
 use super::bounds::Bounds;
 use super::compile::PropertyMap;
-use super::walk::{Members, match_members, plain_scalar, plain_scalar_passes, scalar_miss};
+use super::walk::{
+    Members, match_members, scalar_miss, scalar_passes, scalar_verdict, undeclared_keys,
+};
 use super::{Node, NodeId};
 use crate::lossless::Step;
 use crate::path::Segments;
@@ -201,7 +203,7 @@ impl<'a> Direct<'a> {
                 match items {
                     Some(items) => {
                         for (index, element) in elements.iter().enumerate() {
-                            if plain_scalar_passes(nodes, *items, element) {
+                            if scalar_passes(nodes, *items, element) {
                                 continue;
                             }
                             let frame = Frame {
@@ -244,7 +246,7 @@ impl<'a> Direct<'a> {
         self.probing += 1;
         let mut matched = 0usize;
         for &branch in branches {
-            let passed = match plain_scalar(self.nodes, branch, value) {
+            let passed = match scalar_verdict(self.nodes, branch, value) {
                 Some(passes) => passes,
                 None => self.visit(branch, value, at),
             };
@@ -317,7 +319,7 @@ impl<'a> Direct<'a> {
                 }
             }
         }
-        if !undeclared.is_empty() && !self.reporting() {
+        if undeclared && !self.reporting() {
             return self.cut();
         }
         let mark = self.out.len();
@@ -325,7 +327,7 @@ impl<'a> Direct<'a> {
             let (Some(member), Some((name, &child))) = (member, properties.get_index(index)) else {
                 continue;
             };
-            if plain_scalar_passes(self.nodes, child, member) {
+            if scalar_passes(self.nodes, child, member) {
                 continue;
             }
             let frame = Frame {
@@ -336,13 +338,15 @@ impl<'a> Direct<'a> {
                 return false;
             }
         }
-        for key in undeclared {
-            let frame = Frame {
-                parent: Some(at),
-                step: Step::Key(key),
-            };
-            // Reporting mode (checked above): never cut.
-            self.fail(&frame, ViolationKind::UndeclaredProperty);
+        if undeclared {
+            for key in undeclared_keys(properties, members) {
+                let frame = Frame {
+                    parent: Some(at),
+                    step: Step::Key(key),
+                };
+                // Reporting mode (checked above): never cut.
+                self.fail(&frame, ViolationKind::UndeclaredProperty);
+            }
         }
         if undeclared_lossy && self.out.len() == mark {
             let scope = LosslessScope::Object;

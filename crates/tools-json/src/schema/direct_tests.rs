@@ -149,3 +149,32 @@ fn nesting_counts_levels_and_deep_schemas_take_the_iterative_walk() {
     }
     same_outcome(&deep, &value);
 }
+
+#[test]
+fn undeclared_keys_are_reported_after_the_declared_properties_in_value_order() {
+    let schema = CompiledSchema::compile(&json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}
+    }))
+    .unwrap();
+    let value = json!({"z": 1, "b": "not an integer", "y": 2, "a": "ok", "x": 3});
+    let paths: Vec<String> = schema
+        .validate(&value, "")
+        .iter()
+        .map(|v| format!("{} {}", v.path, v.kind.name()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "b expected_type",
+            "z undeclared_property",
+            "y undeclared_property",
+            "x undeclared_property"
+        ]
+    );
+    same_outcome(&schema, &value);
+    // No undeclared key: nothing of the kind, in either walk.
+    same_outcome(&schema, &json!({"b": 1, "a": "ok"}));
+    assert!(schema.validate(&json!({"b": 1, "a": "ok"}), "").is_empty());
+}

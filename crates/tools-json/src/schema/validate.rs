@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 
 use super::bounds::Bounds;
 use super::compile::PropertyMap;
-use super::walk::{Members, match_members, scalar_miss};
+use super::walk::{Members, match_members, scalar_miss, undeclared_keys};
 use super::{Node, NodeId};
 use crate::lossless::{Step, materialize_path};
 use crate::{JsonType, LosslessScope, Violation, ViolationKind, Violations, is_lossless};
@@ -374,7 +374,7 @@ impl<'a> Walk<'a> {
                 }
             }
         }
-        if !undeclared.is_empty() && !self.reporting() {
+        if undeclared && !self.reporting() {
             self.fail_quietly();
             self.present = present;
             return;
@@ -385,9 +385,11 @@ impl<'a> Walk<'a> {
             mark: self.out.len(),
             lossy: undeclared_lossy,
         });
-        for key in undeclared.into_iter().rev() {
-            let id = self.child(at, Step::Key(key));
-            self.stack.push(Task::Undeclared { at: id });
+        if undeclared {
+            for key in undeclared_keys(properties, members).rev() {
+                let id = self.child(at, Step::Key(key));
+                self.stack.push(Task::Undeclared { at: id });
+            }
         }
         for (index, member) in present.iter().enumerate().rev() {
             let (Some(member), Some((name, &child))) = (member, properties.get_index(index)) else {

@@ -4,7 +4,6 @@
 //! apart on a verdict (their property test holds them equal as well).
 
 use serde_json::{Map, Value};
-use smallvec::SmallVec;
 
 use super::compile::PropertyMap;
 use super::{Node, NodeId, is_integer, json_scalar_eq};
@@ -103,31 +102,43 @@ fn in_enum(allowed: &[Value], value: &Value) -> bool {
     }
 }
 
-/// Whether `node` is a plain scalar (a type alone: no `enum`, `const` or bounds, flagged
-/// when compiled) and `value` has that type. Such a leaf, most of a typical argument
-/// object, passes without a visit. `false` means "not decided here", never "invalid".
+/// Whether `value` passes `node` when `node` is a scalar without bounds, decided in place:
+/// a plain scalar (a type alone: no `enum`, `const` or bounds, flagged when compiled) by
+/// its type, one with `enum` or `const` by [`scalar_miss`]. Such leaves, nearly all of a
+/// typical argument object, pass without a visit, and a `oneOf` probe of such a branch
+/// (the common nullable union) needs none either: a probe's failure reports nothing.
+/// `None` for any other node ("not decided here", never "invalid").
 #[inline(always)]
-pub(super) fn plain_scalar_passes(nodes: &[Node], node: NodeId, value: &Value) -> bool {
-    plain_scalar(nodes, node, value) == Some(true)
-}
-
-/// Whether `value` passes `node`, when `node` is a plain scalar (see
-/// [`plain_scalar_passes`]); `None` for any other node. A `oneOf` probe of such a branch
-/// (the common nullable union) needs no visit: a probe's failure reports nothing.
-#[inline(always)]
-pub(super) fn plain_scalar(nodes: &[Node], node: NodeId, value: &Value) -> Option<bool> {
+pub(super) fn scalar_verdict(nodes: &[Node], node: NodeId, value: &Value) -> Option<bool> {
     match nodes.get(node as usize) {
         Some(Node::Scalar {
             ty, plain: true, ..
         }) => Some(type_match(*ty, value) == TypeMatch::Yes),
+        Some(Node::Scalar {
+            ty,
+            allowed,
+            constant,
+            bounds: None,
+            ..
+        }) => Some(scalar_miss(*ty, allowed.as_deref(), constant.as_ref(), value).is_none()),
         _ => None,
     }
 }
 
+/// Whether `value` passes `node` by [`scalar_verdict`]: `false` means "not decided here"
+/// as well as "fails".
+#[inline(always)]
+pub(super) fn scalar_passes(nodes: &[Node], node: NodeId, value: &Value) -> bool {
+    scalar_verdict(nodes, node, value) == Some(true)
+}
+
 /// An object's members matched to its declared properties, in one pass over the members.
-pub(super) struct Members<'a> {
-    /// Undeclared keys of a closed object, in value order.
-    pub(super) undeclared: SmallVec<[&'a str; 2]>,
+///
+/// The undeclared keys themselves are not gathered: a valid call has none, and a walk that
+/// reports them finds them again with [`undeclared_keys`].
+pub(super) struct Members {
+    /// Whether a closed object has an undeclared key.
+    pub(super) undeclared: bool,
     /// Whether an undeclared member of an open object is not lossless.
     pub(super) undeclared_lossy: bool,
 }
@@ -141,9 +152,9 @@ pub(super) fn match_members<'a>(
     closed: bool,
     members: &'a Map<String, Value>,
     present: &mut [Option<&'a Value>],
-) -> Members<'a> {
+) -> Members {
     let mut out = Members {
-        undeclared: SmallVec::new(),
+        undeclared: false,
         undeclared_lossy: false,
     };
     let mut cursor = 0;
@@ -159,11 +170,23 @@ pub(super) fn match_members<'a>(
                     *slot = Some(member);
                 }
             }
-            None if closed => out.undeclared.push(key),
+            None if closed => out.undeclared = true,
             None => out.undeclared_lossy |= !is_lossless(member),
         }
     }
     out
+}
+
+/// The keys of `members` that `properties` does not declare, in value order (for a walk
+/// that reports them, after [`match_members`] found some).
+pub(super) fn undeclared_keys<'a>(
+    properties: &'a PropertyMap,
+    members: &'a Map<String, Value>,
+) -> impl DoubleEndedIterator<Item = &'a str> {
+    members
+        .keys()
+        .map(String::as_str)
+        .filter(|key| properties.get_index_of(key).is_none())
 }
 
 /// `a == b` for the short texts of keys and enum members, compared in place: `str`'s own
