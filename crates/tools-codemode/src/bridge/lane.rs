@@ -27,10 +27,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::task::{Id, JoinSet};
 use tokio_util::sync::CancellationToken;
 use tools_json::JsonValue;
@@ -38,6 +38,7 @@ use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
 use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError, ToolName};
 
 use super::end_watch::EndWatch;
+use super::queue::{Receiver, SubmitQueue};
 use super::{DispatchSettled, DispatchStarted, Events, IMAGE_CONTEXT_SOURCE, MAX_JSON_DEPTH};
 use crate::runtime::{BindingFuture, BindingHost};
 
@@ -56,9 +57,9 @@ pub(crate) struct Submission {
 pub(crate) struct RunState {
     token: CancellationToken,
     reason: OnceLock<&'static str>,
-    /// The last `n` handed out, locked across numbering and sending so that `n` follows
-    /// submission order even if a runtime calls the host from several threads.
-    submit: Mutex<(u64, mpsc::UnboundedSender<Submission>)>,
+    /// Where binding calls are numbered and queued for the lane, under one lock, so that
+    /// `n` follows submission order even if a runtime calls the host from several threads.
+    submit: Arc<SubmitQueue<Submission>>,
     /// The names bound in the program's namespace: a call to any other name (a
     /// non-conforming runtime, or `run_code` itself) never reaches the pipeline.
     names: BoundNames,
@@ -73,12 +74,12 @@ impl RunState {
     pub(crate) fn new(
         token: CancellationToken,
         names: BoundNames,
-    ) -> (Arc<RunState>, mpsc::UnboundedReceiver<Submission>) {
-        let (submit, submissions) = mpsc::unbounded_channel();
+    ) -> (Arc<RunState>, Receiver<Submission>) {
+        let (submit, submissions) = SubmitQueue::new();
         let state = Arc::new(RunState {
             token,
             reason: OnceLock::new(),
-            submit: Mutex::new((0, submit)),
+            submit,
             names,
         });
         (state, submissions)
@@ -135,17 +136,12 @@ impl BindingHost for Host {
             return Box::pin(async move { Err(message) });
         }
         let (reply, answer) = oneshot::channel();
-        let sent = {
-            let mut submit = state.submit.lock().unwrap_or_else(PoisonError::into_inner);
-            submit.0 += 1;
-            let submission = Submission {
-                n: submit.0,
-                name: name.clone(),
-                args,
-                reply,
-            };
-            submit.1.send(submission).is_ok()
-        };
+        let sent = state.submit.submit(|n| Submission {
+            n,
+            name: name.clone(),
+            args,
+            reply,
+        });
         if !sent {
             let message = state.over(name.as_str(), "tool call abandoned");
             return Box::pin(async move { Err(message) });
@@ -235,7 +231,7 @@ impl Lane {
     }
 
     /// Runs until the run is over and every started sub-call is committed.
-    pub(crate) async fn run(mut self, mut submissions: mpsc::UnboundedReceiver<Submission>) {
+    pub(crate) async fn run(mut self, submissions: Receiver<Submission>) {
         // One wait for the run's end, registered once and kept across the loop's waits: a
         // fresh `cancelled()` per wait registers and unregisters a waiter under the
         // token's lock every time, and re-polling one takes that lock again (see
@@ -285,18 +281,15 @@ impl Lane {
                 Some(joined) = self.bodies.join_next_with_id(), if !self.bodies.is_empty() => {
                     self.body_settled(joined);
                 }
-                Some(sub) = submissions.recv() => self.pending.push_back(sub),
+                () = poll_fn(|cx| submissions.poll_take(cx, &mut self.pending)) => {}
                 () = poll_fn(|cx| ended.poll_end(cx)), if !seen_end => seen_end = true,
                 else => break,
             }
         }
-        submissions.close();
+        let late = submissions.close();
         let waiting = self.head.take().map(|head| head.sub);
         let queued = std::mem::take(&mut self.pending);
-        for sub in waiting.into_iter().chain(queued) {
-            self.abandon(sub);
-        }
-        while let Ok(sub) = submissions.try_recv() {
+        for sub in waiting.into_iter().chain(queued).chain(late) {
             self.abandon(sub);
         }
     }

@@ -34,6 +34,7 @@
 
 mod end_watch;
 mod lane;
+mod queue;
 mod transport;
 
 use std::fmt;
