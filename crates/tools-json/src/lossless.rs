@@ -22,7 +22,7 @@ pub(crate) fn is_negative_zero_f64(f: f64) -> bool {
 
 /// Whether `value` is lossless JSON: no negative zero anywhere. Depth is not limited here.
 ///
-/// Any depth is safe: a value nested deeper than [`FAST_DEPTH`] containers is walked
+/// Any depth is safe: a value nested deeper than 64 containers is walked
 /// iteratively.
 pub fn is_lossless(value: &Value) -> bool {
     match lossless_fast(value, 0) {
