@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::allowed::Allowed;
 use super::bounds::Bounds;
 use super::keys::Keys;
 use crate::JsonType;
@@ -21,7 +22,7 @@ pub(crate) enum Node {
     /// One of the five scalar types, with optional `enum` and `const`.
     Scalar {
         ty: JsonType,
-        allowed: Option<Box<[Value]>>,
+        allowed: Option<Allowed>,
         constant: Option<Value>,
         bounds: Option<Box<Bounds>>,
         /// No `enum`, `const` or bounds: the type alone decides (set once, here).
@@ -118,10 +119,10 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
                     }
                 }
                 Some(ty) => {
-                    let allowed: Option<Box<[Value]>> = keys
+                    let allowed = keys
                         .enumeration
                         .and_then(Value::as_array)
-                        .map(|values| values.clone().into_boxed_slice());
+                        .map(|values| Allowed::new(values, Value::clone));
                     let constant = keys.constant.cloned();
                     let plain = allowed.is_none() && constant.is_none() && bounds.is_none();
                     Node::Scalar {

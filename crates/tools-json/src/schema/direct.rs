@@ -186,7 +186,7 @@ impl<'a> Direct<'a> {
                 bounds,
                 ..
             } => {
-                let (allowed, constant) = (allowed.as_deref(), constant.as_ref());
+                let (allowed, constant) = (allowed.as_ref(), constant.as_ref());
                 match scalar_miss(*ty, allowed, constant, value) {
                     Some(miss) => self.fail_with(at, || miss.kind()),
                     None => self.bounds(bounds.as_deref(), value, at),

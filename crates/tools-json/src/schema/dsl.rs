@@ -27,6 +27,7 @@
 
 use serde_json::{Map, Value};
 
+use super::allowed::Allowed;
 use super::bounds::{self, Bounds};
 use super::check::{annotation_ok, is_scalar_of};
 use super::compile::{Node, NodeId, PropertyMap};
@@ -245,15 +246,15 @@ fn node<'a>(
                     if !values.iter().all(|v| is_scalar_of(scalar, v)) {
                         return None;
                     }
-                    Some(values.iter().map(canonical).collect::<Box<[Value]>>())
+                    Some(Allowed::new(values, canonical))
                 }
             };
             let constant = match keys.constant {
                 None => None,
                 Some(constant) => {
-                    let member = allowed.as_deref().is_none_or(|allowed| {
-                        allowed.iter().any(|m| super::json_scalar_eq(m, constant))
-                    });
+                    let member = allowed
+                        .as_ref()
+                        .is_none_or(|allowed| allowed.contains(constant));
                     if !(is_scalar_of(scalar, constant) && member) {
                         return None;
                     }

@@ -1,5 +1,6 @@
 //! The enforced JSON Schema subset: support check, compilation and validation.
 
+mod allowed;
 mod bounds;
 mod check;
 mod compile;

@@ -257,7 +257,7 @@ impl<'a> Walk<'a> {
                 bounds,
                 ..
             } => {
-                let (allowed, constant) = (allowed.as_deref(), constant.as_ref());
+                let (allowed, constant) = (allowed.as_ref(), constant.as_ref());
                 match scalar_miss(*ty, allowed, constant, value) {
                     Some(miss) => {
                         self.fail_with(parent, step, || miss.kind());

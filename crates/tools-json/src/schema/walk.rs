@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::allowed::{Allowed, same_text};
 use super::compile::PropertyMap;
 use super::{Node, NodeId, is_integer, json_scalar_eq};
 use crate::{JsonType, ViolationKind, is_lossless};
@@ -18,7 +19,7 @@ pub(super) enum ScalarMiss<'s> {
     /// The value is not of the node's type.
     Type(JsonType),
     /// The value is not one of the node's `enum`.
-    Enum(&'s [Value]),
+    Enum(&'s Allowed),
     /// The value differs from the node's `const`.
     Const(&'s Value),
 }
@@ -31,7 +32,7 @@ impl ScalarMiss<'_> {
             ScalarMiss::NegativeZero => ViolationKind::NotFiniteNumber,
             ScalarMiss::Type(expected) => ViolationKind::ExpectedType { expected },
             ScalarMiss::Enum(allowed) => ViolationKind::NotInEnum {
-                allowed: allowed.to_vec(),
+                allowed: allowed.to_values(),
             },
             ScalarMiss::Const(constant) => ViolationKind::ConstMismatch {
                 expected: constant.clone(),
@@ -67,7 +68,7 @@ fn type_match(ty: JsonType, value: &Value) -> TypeMatch {
 #[inline]
 pub(super) fn scalar_miss<'s>(
     ty: JsonType,
-    allowed: Option<&'s [Value]>,
+    allowed: Option<&'s Allowed>,
     constant: Option<&'s Value>,
     value: &Value,
 ) -> Option<ScalarMiss<'s>> {
@@ -77,7 +78,7 @@ pub(super) fn scalar_miss<'s>(
         TypeMatch::NegativeZero => return Some(ScalarMiss::NegativeZero),
     }
     if let Some(allowed) = allowed
-        && !in_enum(allowed, value)
+        && !allowed.contains(value)
     {
         return Some(ScalarMiss::Enum(allowed));
     }
@@ -87,19 +88,6 @@ pub(super) fn scalar_miss<'s>(
         return Some(ScalarMiss::Const(constant));
     }
     None
-}
-
-/// Whether `value` is one of `allowed`: strings compared as strings (the common enum),
-/// anything else by [`json_scalar_eq`].
-fn in_enum(allowed: &[Value], value: &Value) -> bool {
-    match value {
-        Value::String(text) => allowed.iter().any(|member| {
-            member
-                .as_str()
-                .is_some_and(|member| same_text(member, text))
-        }),
-        _ => allowed.iter().any(|member| json_scalar_eq(member, value)),
-    }
 }
 
 /// Whether `value` passes `node` when `node` is a scalar without bounds, decided in place:
@@ -120,7 +108,7 @@ pub(super) fn scalar_verdict(nodes: &[Node], node: NodeId, value: &Value) -> Opt
             constant,
             bounds: None,
             ..
-        }) => Some(scalar_miss(*ty, allowed.as_deref(), constant.as_ref(), value).is_none()),
+        }) => Some(scalar_miss(*ty, allowed.as_ref(), constant.as_ref(), value).is_none()),
         _ => None,
     }
 }
@@ -187,74 +175,4 @@ pub(super) fn undeclared_keys<'a>(
         .keys()
         .map(String::as_str)
         .filter(|key| properties.get_index_of(key).is_none())
-}
-
-/// `a == b` for the short texts of keys and enum members, compared in place: `str`'s own
-/// equality calls `memcmp`, whose call and size dispatch cost more than the comparison of
-/// a key of a few bytes (they were a tenth of e1's instructions). Texts of 16 bytes or
-/// fewer are compared as two overlapping words (byte by byte under 4); longer ones by `==`.
-#[inline(always)]
-pub(super) fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    if n > 16 {
-        return a == b;
-    }
-    if n >= 8 {
-        return word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8);
-    }
-    if n >= 4 {
-        return word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4);
-    }
-    // 0 to 3 bytes: the first, middle and last byte cover them all.
-    [0, n / 2, n.saturating_sub(1)]
-        .iter()
-        .all(|&i| a.get(i) == b.get(i))
-}
-
-/// The `N` bytes of `bytes` at `at` as one little-endian word (zero past the end, which
-/// the callers' lengths rule out).
-#[inline(always)]
-fn word<const N: usize>(bytes: &[u8], at: usize) -> u64 {
-    let mut buf = [0u8; 8];
-    if let (Some(from), Some(to)) = (bytes.get(at..at + N), buf.get_mut(..N)) {
-        to.copy_from_slice(from);
-    }
-    u64::from_le_bytes(buf)
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::same_text;
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(4096))]
-
-        /// `same_text` is `==`, on texts that differ anywhere (short alphabets make equal
-        /// and nearly equal texts common) and at every length around the word sizes.
-        #[test]
-        fn same_text_is_str_eq(a in "[ab\u{e9}]{0,20}", b in "[ab\u{e9}]{0,20}") {
-            prop_assert_eq!(same_text(&a, &b), a == b);
-            prop_assert!(same_text(&a, &a));
-        }
-    }
-
-    #[test]
-    fn every_length_and_every_differing_byte() {
-        for n in 0..=24 {
-            let a: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-            assert!(same_text(&a, &a.clone()));
-            for at in 0..n {
-                let mut b = a.clone().into_bytes();
-                b[at] = b'Z';
-                let b = String::from_utf8(b).unwrap_or_default();
-                assert!(!same_text(&a, &b), "{n} {at}");
-            }
-        }
-    }
 }
