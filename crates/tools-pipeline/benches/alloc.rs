@@ -1,7 +1,8 @@
 //! Memory figures of issue 10: heap bytes and allocations per call of scenario a (one
 //! sequential `execute()` of `noop`) beside the bare baseline (the same body through
-//! `tower::service_fn` with the same argument clone), and the heap and resident memory of
-//! 100 000 registered tools.
+//! `tower::service_fn` with the same argument clone), the same call when the host also
+//! reads the result's content, and the heap and resident memory of 100 000 registered
+//! tools.
 //!
 //! `dhat` (in testing mode: no file, no output of its own) is the global allocator and counts
 //! every allocation. Prints `key=value` lines that `cargo xtask bench` collects.
@@ -82,16 +83,22 @@ fn main() {
     let pipeline = Pipeline::new(registry);
     let ids: Vec<String> = (0..CALLS).map(|i| format!("call-{i}")).collect();
     // One sequential call of `noop` per iteration, with its own id and argument clone.
-    let calls = |pipeline: &Pipeline| {
+    // `read`: the host also reads the content, as it does to send it to the model (a
+    // text output's content is made on first read).
+    let calls = |pipeline: &Pipeline, read: bool| {
         allocated(CALLS, |i| {
             let id = ids[i as usize].as_str();
             let call = ToolCall::new(id, "noop", black_box(&args).clone()).unwrap();
             let result = now(pipeline.execute(call));
             assert!(!result.is_error());
+            if read {
+                black_box(result.content());
+            }
             black_box(result);
         })
     };
-    let (bytes, blocks) = calls(&pipeline);
+    let (bytes, blocks) = calls(&pipeline, false);
+    let (read_bytes, read_blocks) = calls(&pipeline, true);
 
     // The same call with one pass-through hook in each waterfall: each adds at most its
     // boxed future.
@@ -105,7 +112,7 @@ fn main() {
     hooked
         .on_post_execute(from_fn(|req, next| async move { next.run(req).await }))
         .keep();
-    let (_, hooked_blocks) = calls(&hooked);
+    let (_, hooked_blocks) = calls(&hooked, false);
     println!(
         "alloc_hooks blocks_per_call={} blocks_per_hook={}",
         hooked_blocks / CALLS,
@@ -125,6 +132,11 @@ fn main() {
         blocks / CALLS,
         base_bytes / CALLS,
         base_blocks / CALLS
+    );
+    println!(
+        "alloc_a_read bytes_per_call={} blocks_per_call={}",
+        read_bytes / CALLS,
+        read_blocks / CALLS
     );
 
     let heap_before = dhat::HeapStats::get().curr_bytes;

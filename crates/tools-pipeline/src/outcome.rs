@@ -86,16 +86,22 @@ pub(crate) fn create_success(
         return Err(invalid_output(exec, violations));
     }
     let args = exec.arguments();
-    let content = def
-        .output()
-        .render(args, &value)
-        .map_err(|e| invalid_output(exec, format!("output.render failed: {e}")))?;
-    if !content_lossless(&content) {
-        return Err(invalid_output(
-            exec,
-            "output.render returned non-lossless JSON",
-        ));
-    }
+    // The value's text is made when first read (`ToolResult::content`).
+    let content = if def.output().renders_text() {
+        None
+    } else {
+        let content = def
+            .output()
+            .render(args, &value)
+            .map_err(|e| invalid_output(exec, format!("output.render failed: {e}")))?;
+        if !content_lossless(&content) {
+            return Err(invalid_output(
+                exec,
+                "output.render returned non-lossless JSON",
+            ));
+        }
+        Some(content)
+    };
     let meta = if exec.parent().is_none() {
         match def.output().presentation_meta(args, &value) {
             None => None,
@@ -113,15 +119,14 @@ pub(crate) fn create_success(
         None
     };
     let concludes_turn = exec.state.concluded.load(Ordering::SeqCst);
-    Ok(ToolResult::build(
+    Ok(ToolResult::created_success(
         Outcome::Success {
             value,
             concludes_turn,
         },
         content,
         meta,
-        Vec::new(),
-        Some(exec.token()),
+        exec.token(),
     ))
 }
 
@@ -212,7 +217,8 @@ pub(crate) fn content_lossless(content: &[ContentBlock]) -> bool {
 
 /// Whether a result's content and contexts are lossless JSON.
 pub(crate) fn result_lossless(result: &ToolResult) -> bool {
-    content_lossless(result.content())
+    // Content not rendered yet is the value's text: text is always lossless.
+    result.rendered_content().is_none_or(content_lossless)
         && result
             .contexts()
             .iter()

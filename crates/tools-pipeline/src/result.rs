@@ -1,12 +1,12 @@
 //! Results and the hooks' decisions.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 use tools_json::{ErrorCode, JsonValue};
 use tools_presentation::{ContentBlock, RawResult};
-use tools_registry::{Code, ExecutionToken, ResultView, ToolContext, ToolError};
+use tools_registry::{Code, ExecutionToken, ResultView, ToolContext, ToolError, text_of};
 
 /// What a call produced.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,16 +32,54 @@ pub enum Outcome {
 /// Wrappers may author results ([`ToolResult::success`], [`ToolResult::failure`]); the
 /// pipeline re-validates an authored success against the tool's output schema and
 /// re-renders it (only results it created itself for the same execution pass unchanged).
-#[derive(Clone, PartialEq)]
+///
+/// The content of a success whose tool renders its value as one text block (the default
+/// of typed tools, [`tools_registry::OutputDecl::text`]) is made the first time it is read
+/// ([`ToolResult::content`] and everything built on it): a Code Mode sub-call's result,
+/// whose program receives the value, or a host that reads only the value, never pays
+/// for the copy. It cannot fail, and it reads the same whenever it is made.
+#[derive(Clone)]
 pub struct ToolResult(Arc<Inner>);
 
-#[derive(PartialEq)]
 struct Inner {
     outcome: Outcome,
-    content: Vec<ContentBlock>,
+    content: Content,
     meta: Option<JsonValue>,
     contexts: Vec<ToolContext>,
     provenance: Option<ExecutionToken>,
+}
+
+/// A result's content: rendered, or the success value's text, rendered when first read.
+#[derive(Clone)]
+enum Content {
+    Blocks(Vec<ContentBlock>),
+    /// Only with [`Outcome::Success`].
+    ValueText(OnceLock<Vec<ContentBlock>>),
+}
+
+impl Inner {
+    fn content(&self) -> &[ContentBlock] {
+        match &self.content {
+            Content::Blocks(blocks) => blocks,
+            Content::ValueText(cell) => cell.get_or_init(|| match &self.outcome {
+                Outcome::Success { value, .. } => vec![ContentBlock::text(text_of(value))],
+                // Never built: a failure always carries its blocks.
+                Outcome::Failure(_) => Vec::new(),
+            }),
+        }
+    }
+}
+
+impl PartialEq for ToolResult {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&*self.0, &*other.0);
+        Arc::ptr_eq(&self.0, &other.0)
+            || (a.outcome == b.outcome
+                && a.content() == b.content()
+                && a.meta == b.meta
+                && a.contexts == b.contexts
+                && a.provenance == b.provenance)
+    }
 }
 
 impl ToolResult {
@@ -53,7 +91,7 @@ impl ToolResult {
                 value,
                 concludes_turn: false,
             },
-            Vec::new(),
+            Content::Blocks(Vec::new()),
             None,
             Vec::new(),
             None,
@@ -68,7 +106,13 @@ impl ToolResult {
 
     /// A failure with explicit content.
     pub fn failure_with_content(error: ToolError, content: Vec<ContentBlock>) -> ToolResult {
-        ToolResult::build(Outcome::Failure(error), content, None, Vec::new(), None)
+        ToolResult::build(
+            Outcome::Failure(error),
+            Content::Blocks(content),
+            None,
+            Vec::new(),
+            None,
+        )
     }
 
     /// A failure with one of the runtime's codes (`Error: <message>` content).
@@ -94,9 +138,9 @@ impl ToolResult {
         ToolResult::coded(ErrorCode::UnknownTool, format!("unknown tool {name:?}"))
     }
 
-    pub(crate) fn build(
+    fn build(
         outcome: Outcome,
-        content: Vec<ContentBlock>,
+        content: Content,
         meta: Option<JsonValue>,
         contexts: Vec<ToolContext>,
         provenance: Option<ExecutionToken>,
@@ -108,6 +152,21 @@ impl ToolResult {
             contexts,
             provenance,
         }))
+    }
+
+    /// A success created by the pipeline: `content` rendered, or `None` for the value's
+    /// text, rendered when first read.
+    pub(crate) fn created_success(
+        outcome: Outcome,
+        content: Option<Vec<ContentBlock>>,
+        meta: Option<JsonValue>,
+        provenance: ExecutionToken,
+    ) -> ToolResult {
+        let content = match content {
+            Some(blocks) => Content::Blocks(blocks),
+            None => Content::ValueText(OnceLock::new()),
+        };
+        ToolResult::build(outcome, content, meta, Vec::new(), Some(provenance))
     }
 
     /// The same result with these contexts (replacing any it had).
@@ -137,7 +196,7 @@ impl ToolResult {
     pub(crate) fn with_content_kept_provenance(self, content: Vec<ContentBlock>) -> ToolResult {
         let provenance = self.0.provenance;
         self.rebuild(|inner| {
-            inner.content = content;
+            inner.content = Content::Blocks(content);
             inner.provenance = provenance;
         })
     }
@@ -198,14 +257,31 @@ impl ToolResult {
 
     /// The content the model sees.
     pub fn content(&self) -> &[ContentBlock] {
-        &self.0.content
+        self.0.content()
+    }
+
+    /// The content, or `None` while it is the success value's text not yet rendered
+    /// (text only: always lossless, never an image).
+    pub(crate) fn rendered_content(&self) -> Option<&[ContentBlock]> {
+        match &self.0.content {
+            Content::Blocks(blocks) => Some(blocks),
+            Content::ValueText(cell) => cell.get().map(Vec::as_slice),
+        }
+    }
+
+    /// Whether the content has a block of this `type` (`"text"`, `"image"`, …), without
+    /// rendering content that is not made yet.
+    pub fn has_content_of_type(&self, block_type: &str) -> bool {
+        match self.rendered_content() {
+            Some(blocks) => blocks.iter().any(|block| block.block_type() == block_type),
+            None => block_type == "text",
+        }
     }
 
     /// The text of the content's text blocks, joined with `\n`.
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self
-            .0
-            .content
+            .content()
             .iter()
             .filter_map(ContentBlock::as_text)
             .collect();
@@ -241,7 +317,7 @@ impl ToolResult {
     /// The read-only view `finalize_content` receives.
     pub fn view(&self) -> ResultView<'_> {
         ResultView {
-            content: &self.0.content,
+            content: self.content(),
             is_error: self.is_error(),
             value: self.value(),
             error: self.error(),
@@ -252,9 +328,9 @@ impl ToolResult {
     /// What a presenter sees: content, error flag and meta.
     pub fn raw(&self) -> RawResult {
         let raw = if self.is_error() {
-            RawResult::error(self.0.content.clone())
+            RawResult::error(self.content().to_vec())
         } else {
-            RawResult::new(self.0.content.clone())
+            RawResult::new(self.content().to_vec())
         };
         match &self.0.meta {
             Some(meta) => raw.with_meta(meta.as_value().clone()),
@@ -282,7 +358,7 @@ impl ToolResult {
                 out.insert("error".into(), Value::Object(e));
             }
         }
-        out.insert("content".into(), content_json(&self.0.content));
+        out.insert("content".into(), content_json(self.content()));
         if let Some(meta) = &self.0.meta {
             out.insert("meta".into(), tools_json::clone_deep(meta));
         }
@@ -330,7 +406,7 @@ impl fmt::Debug for ToolResult {
                 s.field("error", error);
             }
         }
-        s.field("content", &self.0.content);
+        s.field("content", &self.content());
         if let Some(meta) = &self.0.meta {
             s.field("meta", meta);
         }
@@ -440,5 +516,116 @@ pub(crate) fn blocked_message(feedback: &[ContentBlock]) -> String {
         "tool result blocked by post-execute policy".to_owned()
     } else {
         message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tools_json::JsonValue;
+    use tools_presentation::ContentBlock;
+    use tools_registry::{ExecutionToken, OutputDecl, Registry, ToolDefinition};
+
+    use super::{Outcome, ToolResult};
+    use crate::{Pipeline, ToolCall};
+
+    fn success(value: serde_json::Value, content: Option<Vec<ContentBlock>>) -> ToolResult {
+        let value = JsonValue::new(value).unwrap_or_else(|_| JsonValue::null());
+        ToolResult::created_success(
+            Outcome::Success {
+                value,
+                concludes_turn: false,
+            },
+            content,
+            None,
+            ExecutionToken::mint(),
+        )
+    }
+
+    async fn run(output: OutputDecl, value: serde_json::Value) -> ToolResult {
+        let registry = Registry::new();
+        let pipeline = Pipeline::new(registry.clone());
+        let tool = ToolDefinition::builder("t", "returns a fixed value")
+            .output(output)
+            .body(move |_args, _ctx| {
+                let value = value.clone();
+                async move { Ok(value) }
+            })
+            .build();
+        let Ok(tool) = tool else {
+            return ToolResult::failure(tools_registry::ToolError::new("not built"));
+        };
+        if let Ok(registered) = registry.register(tool) {
+            registered.keep();
+        }
+        match ToolCall::new("c1", "t", json!({})) {
+            Ok(call) => pipeline.execute(call).await,
+            Err(_) => ToolResult::failure(tools_registry::ToolError::new("bad call")),
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_text_output_is_rendered_when_first_read() {
+        let result = run(
+            OutputDecl::text(json!({"type": "object"})),
+            json!({"a": [1]}),
+        )
+        .await;
+        assert!(!result.is_error(), "{}", result.text());
+        // Published without its content; asking for a block type does not render it.
+        assert!(result.rendered_content().is_none());
+        assert!(result.has_content_of_type("text"));
+        assert!(!result.has_content_of_type("image"));
+        assert!(result.rendered_content().is_none());
+        // Read: the value's compact text, the same on every read and in every clone.
+        let copy = result.clone();
+        assert_eq!(result.content(), [ContentBlock::text(r#"{"a":[1]}"#)]);
+        assert!(copy.rendered_content().is_some());
+        assert_eq!(copy.text(), r#"{"a":[1]}"#);
+        assert_eq!(
+            result.to_json()["content"],
+            json!([{"type": "text", "text": "{\"a\":[1]}"}])
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_custom_render_is_rendered_and_checked_at_once() {
+        let output = OutputDecl::new(json!({"type": "string"}), |_, _| {
+            Ok(vec![ContentBlock::text("custom")])
+        });
+        let result = run(output, json!("v")).await;
+        assert_eq!(
+            result.rendered_content(),
+            Some(&[ContentBlock::text("custom")][..])
+        );
+        let failing = OutputDecl::new(json!({"type": "string"}), |_, _| {
+            Err(tools_registry::ToolError::new("no"))
+        });
+        let result = run(failing, json!("v")).await;
+        assert!(result.is_error());
+        assert!(
+            result.text().contains("output.render failed"),
+            "{}",
+            result.text()
+        );
+    }
+
+    #[test]
+    fn equality_reads_the_content_whether_rendered_or_not() {
+        let lazy = success(json!("ok"), None);
+        // The same outcome and provenance, with its content rendered as `text`.
+        let rendered = |text: &str| {
+            let content = super::Content::Blocks(vec![ContentBlock::text(text)]);
+            let (outcome, token) = (lazy.0.outcome.clone(), lazy.0.provenance);
+            ToolResult::build(outcome, content, None, Vec::new(), token)
+        };
+        assert_eq!(lazy, rendered("ok"));
+        assert_ne!(lazy, rendered("other"));
+        assert!(lazy.rendered_content().is_some());
+        // A number renders as its JSON text.
+        assert_eq!(success(json!(12), None).text(), "12");
+        // Rebuilt results keep the lazy content and its outcome.
+        let with_meta = success(json!("m"), None).with_meta(JsonValue::null());
+        assert_eq!(with_meta.content(), [ContentBlock::text("m")]);
     }
 }

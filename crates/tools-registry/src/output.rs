@@ -23,9 +23,19 @@ pub type MetaFn = Arc<dyn Fn(&JsonValue, &JsonValue) -> Result<Value, ToolError>
 #[derive(Clone)]
 pub struct OutputDecl {
     schema: SchemaSource,
-    render: RenderFn,
+    render: Render,
     presentation_meta: Option<MetaFn>,
     max_depth: usize,
+}
+
+/// How a validated value becomes content.
+#[derive(Clone)]
+enum Render {
+    /// One text block: [`text_of`] the value. Known to the pipeline, which renders it only
+    /// when the content is first read ([`Output::renders_text`]).
+    Text,
+    /// The author's projection.
+    Custom(RenderFn),
 }
 
 #[derive(Clone)]
@@ -43,9 +53,13 @@ impl OutputDecl {
         + Sync
         + 'static,
     ) -> OutputDecl {
+        OutputDecl::of(SchemaSource::Raw(schema), Render::Custom(Arc::new(render)))
+    }
+
+    fn of(schema: SchemaSource, render: Render) -> OutputDecl {
         OutputDecl {
-            schema: SchemaSource::Raw(schema),
-            render: Arc::new(render),
+            schema,
+            render,
             presentation_meta: None,
             max_depth: tools_json::DEFAULT_MAX_DEPTH,
         }
@@ -53,20 +67,22 @@ impl OutputDecl {
 
     /// An output declaration from an already compiled schema.
     pub fn compiled(schema: CompiledSchema, render: RenderFn) -> OutputDecl {
-        OutputDecl {
-            schema: SchemaSource::Compiled(schema),
-            render,
-            presentation_meta: None,
-            max_depth: tools_json::DEFAULT_MAX_DEPTH,
-        }
+        OutputDecl::of(SchemaSource::Compiled(schema), Render::Custom(render))
     }
 
     /// An output rendered as one text block: strings as themselves, other values as compact
-    /// JSON.
+    /// JSON ([`text_of`]).
+    ///
+    /// The pipeline renders this content only when something reads it (a host sending it
+    /// to the model, a hook, an observer): a Code Mode sub-call, whose program receives
+    /// the value, never pays for it.
     pub fn text(schema: Value) -> OutputDecl {
-        OutputDecl::new(schema, |_, value| {
-            Ok(vec![ContentBlock::text(text_of(value))])
-        })
+        OutputDecl::of(SchemaSource::Raw(schema), Render::Text)
+    }
+
+    /// [`OutputDecl::text`] with an already compiled schema.
+    pub fn compiled_text(schema: CompiledSchema) -> OutputDecl {
+        OutputDecl::of(SchemaSource::Compiled(schema), Render::Text)
     }
 
     /// Adds the replayable presentation payload, computed only for top-level calls.
@@ -131,7 +147,7 @@ pub fn text_of(value: &JsonValue) -> String {
 #[derive(Clone)]
 pub struct Output {
     pub(crate) schema: CompiledSchema,
-    render: RenderFn,
+    render: Render,
     presentation_meta: Option<MetaFn>,
     max_depth: usize,
 }
@@ -157,8 +173,18 @@ impl Output {
         args: &JsonValue,
         value: &JsonValue,
     ) -> Result<Vec<ContentBlock>, ToolError> {
-        catch_unwind(AssertUnwindSafe(|| (self.render)(args, value)))
-            .unwrap_or_else(|panic| Err(ToolError::from_panic(&*panic)))
+        match &self.render {
+            Render::Text => Ok(vec![ContentBlock::text(text_of(value))]),
+            Render::Custom(render) => catch_unwind(AssertUnwindSafe(|| render(args, value)))
+                .unwrap_or_else(|panic| Err(ToolError::from_panic(&*panic))),
+        }
+    }
+
+    /// Whether the content is the value as one text block ([`OutputDecl::text`], or a typed
+    /// tool without a render): it cannot fail and depends on the value alone, so the
+    /// pipeline may render it when it is first read.
+    pub fn renders_text(&self) -> bool {
+        matches!(self.render, Render::Text)
     }
 
     /// Whether a presentation payload is declared.

@@ -14,7 +14,7 @@ use tools_json::{ErrorCode, JsonValue};
 use tools_presentation::{ContentBlock, Typed, TypedPresenter};
 use tools_schema::{ArgsSchema, OutputSchema, ToolArgs, ToolSchema, Validated};
 
-use crate::output::{OutputDecl, RenderFn, text_of};
+use crate::output::{OutputDecl, RenderFn};
 use crate::{CallInfo, Error, ResultView, RunContext, ToolBody, ToolDefinition, ToolError};
 
 type TypedRender<A, O> =
@@ -260,20 +260,18 @@ where
         let args: Arc<ArgsSchema<A>> =
             Arc::new(ArgsSchema::new(&A::tool_params()).map_err(schema_error)?);
 
-        let render: RenderFn = {
-            let (args, output, render) = (Arc::clone(&args), Arc::clone(&output), self.render);
-            Arc::new(
-                move |raw_args: &JsonValue, value: &JsonValue| match &render {
-                    None => Ok(vec![ContentBlock::text(text_of(value))]),
-                    Some(render) => {
-                        let (typed_args, typed_value) =
-                            typed_pair(&args, &output, raw_args, value)?;
-                        render(&typed_args, &typed_value)
-                    }
-                },
-            )
+        let mut decl = match self.render {
+            None => OutputDecl::compiled_text(output.schema().clone()),
+            Some(render) => {
+                let schema = output.schema().clone();
+                let (args, output) = (Arc::clone(&args), Arc::clone(&output));
+                let render: RenderFn = Arc::new(move |raw_args: &JsonValue, value: &JsonValue| {
+                    let (typed_args, typed_value) = typed_pair(&args, &output, raw_args, value)?;
+                    render(&typed_args, &typed_value)
+                });
+                OutputDecl::compiled(schema, render)
+            }
         };
-        let mut decl = OutputDecl::compiled(output.schema().clone(), render);
         if let Some(meta) = self.meta {
             let (args, output) = (Arc::clone(&args), Arc::clone(&output));
             decl = decl.with_presentation_meta(move |raw_args, value| {

@@ -448,12 +448,8 @@ impl Lane {
         if slot.exclusive {
             self.exclusive_active = false;
         }
-        if !result.is_error()
-            && result
-                .content()
-                .iter()
-                .any(|block| block.block_type() == "image")
-        {
+        // Asked without rendering: a text-only result's content is made only if read.
+        if !result.is_error() && result.has_content_of_type("image") {
             self.ctx.defer_context(ToolContext {
                 source: Some(IMAGE_CONTEXT_SOURCE.into()),
                 content: result.content().to_vec(),

@@ -125,7 +125,13 @@ fn finish(
             "tool result must be losslessly JSON-serializable",
         ))
     };
-    if let Some(def) = &exec.state.finalizer {
+    // The view reads the content: made only for a tool that has a `finalize_content`.
+    if let Some(def) = exec
+        .state
+        .finalizer
+        .as_ref()
+        .filter(|def| def.finalize_content().is_some())
+    {
         match def.finalize(&exec.info, &result.view()) {
             Ok(None) => {}
             Ok(Some(content)) => {
