@@ -21,8 +21,7 @@ struct NoHost;
 
 impl BindingHost for NoHost {
     fn call(&self, _global: &str, name: &str, _args: tools_json::JsonValue) -> BindingFuture {
-        let message = format!("no binding {name}");
-        Box::pin(async move { Err(message) })
+        BindingFuture::ready(Err(format!("no binding {name}")))
     }
 }
 

@@ -22,8 +22,8 @@ pub use error::Error;
 pub use runtime::Isolation;
 pub use runtime::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingFuture, BindingHost, BindingNamespace,
-    CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError, DISPOSED_MESSAGE,
-    DisposeFuture, ErrorClass, FailureKind, INVALID_OUTPUT_MESSAGE, OutputLedger,
+    BindingOutcome, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError,
+    DISPOSED_MESSAGE, DisposeFuture, ErrorClass, FailureKind, INVALID_OUTPUT_MESSAGE, OutputLedger,
     RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS, RESOLUTION_NOT_LOSSLESS, RunFuture,
     RuntimeLimits, UNRENDERABLE_MESSAGE, is_portable_identifier, json_string_len, json_value_len,
     validate_bindings,

@@ -40,7 +40,7 @@ use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError, ToolName
 use super::end_watch::EndWatch;
 use super::queue::{Receiver, SubmitQueue};
 use super::{DispatchSettled, DispatchStarted, Events, IMAGE_CONTEXT_SOURCE, MAX_JSON_DEPTH};
-use crate::runtime::{BindingFuture, BindingHost};
+use crate::runtime::{BindingFuture, BindingHost, BindingOutcome, SettleReply};
 
 /// The reason a run is over when the outer call was cancelled before the program settled.
 const OUTER_ABORT_REASON: &str = "tool call aborted";
@@ -50,7 +50,7 @@ pub(crate) struct Submission {
     n: u64,
     name: ToolName,
     args: JsonValue,
-    reply: oneshot::Sender<Result<JsonValue, String>>,
+    reply: oneshot::Sender<BindingOutcome>,
 }
 
 /// What the program side and the lane share about one run.
@@ -119,21 +119,18 @@ impl BindingHost for Host {
     fn call(&self, global: &str, name: &str, args: JsonValue) -> BindingFuture {
         let state = Arc::clone(&self.0);
         if state.token.is_cancelled() {
-            let message = state.over(name, "not dispatched");
-            return Box::pin(async move { Err(message) });
+            return BindingFuture::ready(Err(state.over(name, "not dispatched")));
         }
         // The bound name is shared, not copied: names of up to 23 bytes are inline.
         let Some(name) = state.names.get(name).cloned() else {
-            let message = format!("unknown tool \"{name}\"");
-            return Box::pin(async move { Err(message) });
+            return BindingFuture::ready(Err(format!("unknown tool \"{name}\"")));
         };
         // Like arguments that are not lossless JSON: refused before numbering, nothing
         // dispatched or logged.
         if args.depth() > MAX_JSON_DEPTH {
-            let message = format!(
+            return BindingFuture::ready(Err(format!(
                 "arguments of {global}.{name} nest deeper than the depth limit of {MAX_JSON_DEPTH}"
-            );
-            return Box::pin(async move { Err(message) });
+            )));
         }
         let (reply, answer) = oneshot::channel();
         let sent = state.submit.submit(|n| Submission {
@@ -143,17 +140,21 @@ impl BindingHost for Host {
             reply,
         });
         if !sent {
-            let message = state.over(name.as_str(), "tool call abandoned");
-            return Box::pin(async move { Err(message) });
+            return BindingFuture::ready(Err(state.over(name.as_str(), "tool call abandoned")));
         }
-        Box::pin(async move {
-            match answer.await {
-                Ok(Ok(value)) if !state.token.is_cancelled() => Ok(value),
-                Ok(Ok(_)) => Err(state.over(name.as_str(), "result discarded")),
-                Ok(Err(message)) => Err(message),
-                Err(_) => Err(state.over(name.as_str(), "tool call abandoned")),
-            }
-        })
+        // No box: the channel and the run's state are the whole future.
+        BindingFuture::reply(answer, state, name)
+    }
+}
+
+impl SettleReply for RunState {
+    fn settle(&self, name: &str, delivered: Option<BindingOutcome>) -> BindingOutcome {
+        match delivered {
+            Some(Ok(value)) if !self.token.is_cancelled() => Ok(value),
+            Some(Ok(_)) => Err(self.over(name, "result discarded")),
+            Some(Err(message)) => Err(message),
+            None => Err(self.over(name, "tool call abandoned")),
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 //! `Err(ContractError)` is only for misuse by the caller: invalid bindings, invalid limits,
 //! a run after disposal.
 
+mod binding_future;
 mod ledger;
 mod limits;
 mod validate;
@@ -35,6 +36,9 @@ use tools_json::JsonValue;
 
 use crate::Language;
 
+#[cfg(feature = "bridge")]
+pub(crate) use binding_future::SettleReply;
+pub use binding_future::{BindingFuture, BindingOutcome};
 pub use ledger::{OutputLedger, json_string_len, json_value_len};
 pub use limits::RuntimeLimits;
 #[cfg(feature = "process")]
@@ -117,9 +121,6 @@ impl BindingNamespace {
         }
     }
 }
-
-/// The future of one binding call: the resolved value, or the message the call rejects with.
-pub type BindingFuture = Pin<Box<dyn Future<Output = Result<JsonValue, String>> + Send>>;
 
 /// The host side of the bindings: called for every `await <global>.<name>(args)` of the
 /// program, with arguments already checked to be lossless JSON.

@@ -71,38 +71,46 @@ impl BindingHost for Host {
                 let mut map = serde_json::Map::new();
                 map.insert("echoed".into(), tools_json::clone_deep(args.as_value()));
                 let value = deep_value(Value::Object(map));
-                Box::pin(async move { Ok(value) })
+                BindingFuture::ready(Ok(value))
             }
-            "identity" => Box::pin(async move { Ok(args) }),
-            "fail" => Box::pin(async { Err("nope".to_owned()) }),
-            "failRaw" => Box::pin(async { Err("raw-nope".to_owned()) }),
-            "never" => Box::pin(std::future::pending()),
-            "slow" => Box::pin(async {
+            "identity" => BindingFuture::ready(Ok(args)),
+            "fail" => BindingFuture::new(async { Err("nope".to_owned()) }),
+            "failRaw" => BindingFuture::new(async { Err("raw-nope".to_owned()) }),
+            "never" => BindingFuture::new(std::future::pending()),
+            "slow" => BindingFuture::new(async {
                 tokio::time::sleep(Duration::from_millis(1500)).await;
                 Ok(deep_value(Value::from("slow-done")))
             }),
             "gate" => {
                 let barrier = Arc::clone(&self.barrier);
-                Box::pin(async move {
+                BindingFuture::new(async move {
                     barrier.wait().await;
                     Ok(args)
                 })
             }
             "cancel" => {
                 self.cancel.cancel();
-                Box::pin(std::future::pending())
+                BindingFuture::new(std::future::pending())
             }
             "started" => {
                 self.started.notify_one();
-                Box::pin(async { Ok(JsonValue::null()) })
+                BindingFuture::new(async { Ok(JsonValue::null()) })
             }
-            "big" => Box::pin(async { Ok(JsonValue::parse("9007199254740993").unwrap()) }),
-            "exactBig" => Box::pin(async { Ok(JsonValue::parse("1152921504606846976").unwrap()) }),
-            "__proto__" => Box::pin(async { Ok(deep_value(Value::from("proto-tool-ok"))) }),
-            "constructor" => Box::pin(async { Ok(deep_value(Value::from("constructor-ok"))) }),
+            "big" => {
+                BindingFuture::new(async { Ok(JsonValue::parse("9007199254740993").unwrap()) })
+            }
+            "exactBig" => {
+                BindingFuture::new(async { Ok(JsonValue::parse("1152921504606846976").unwrap()) })
+            }
+            "__proto__" => {
+                BindingFuture::new(async { Ok(deep_value(Value::from("proto-tool-ok"))) })
+            }
+            "constructor" => {
+                BindingFuture::new(async { Ok(deep_value(Value::from("constructor-ok"))) })
+            }
             other => {
                 let message = format!("unknown tool {other:?}");
-                Box::pin(async move { Err(message) })
+                BindingFuture::new(async move { Err(message) })
             }
         }
     }

@@ -55,8 +55,7 @@ const THREAD_STACK_SLACK: usize = 8 * 1024 * 1024;
 /// struct NoTools;
 /// impl BindingHost for NoTools {
 ///     fn call(&self, _: &str, name: &str, _: JsonValue) -> BindingFuture {
-///         let message = format!("unknown tool {name:?}");
-///         Box::pin(async move { Err(message) })
+///         BindingFuture::ready(Err(format!("unknown tool {name:?}")))
 ///     }
 /// }
 ///

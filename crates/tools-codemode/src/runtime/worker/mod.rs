@@ -182,7 +182,7 @@ impl BindingHost for WireHost {
         let (sender, settled) = oneshot::channel();
         match self.calls.lock().as_mut() {
             Some(pending) => pending.insert(id, sender),
-            None => return Box::pin(async { Err(HOST_GONE_MESSAGE.to_owned()) }),
+            None => return BindingFuture::ready(Err(HOST_GONE_MESSAGE.to_owned())),
         };
         let frame = format!(
             "{{\"type\":\"call\",\"id\":{id},\"global\":{},\"name\":{},\"args\":{}}}",
@@ -194,7 +194,7 @@ impl BindingHost for WireHost {
         if self.writer.send(&frame).is_err() {
             self.calls.settle(id, Err(HOST_GONE_MESSAGE.to_owned()));
         }
-        Box::pin(async move {
+        BindingFuture::new(async move {
             settled
                 .await
                 .unwrap_or_else(|_| Err(HOST_GONE_MESSAGE.to_owned()))
