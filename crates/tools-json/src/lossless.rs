@@ -95,6 +95,23 @@ pub(crate) fn canonical_number(number: &Number) -> Number {
         .unwrap_or_else(|| number.clone())
 }
 
+/// Rewrites an integral float (`1.0`) in place as the integer it stands for, as the
+/// boundary does; `false`, with `number` left as it is, for negative zero, which JSON
+/// cannot carry.
+#[inline(always)]
+fn canonicalize_in_place(number: &mut Number) -> bool {
+    let Some(f) = number.as_f64().filter(|_| number.is_f64()) else {
+        return true;
+    };
+    if is_negative_zero_f64(f) {
+        return false;
+    }
+    if let Some(integer) = integral_float_to_integer(f) {
+        *number = integer;
+    }
+    true
+}
+
 /// The integer that an integral float stands for, if it fits `i64` or `u64` exactly.
 fn integral_float_to_integer(f: f64) -> Option<Number> {
     // 2^63 and 2^64 are exactly representable, so these comparisons are exact.
@@ -154,18 +171,13 @@ pub(crate) fn canonicalize(
     root: &str,
 ) -> Result<usize, Violations> {
     // Scalars need no walk.
-    if let Value::Number(n) = value
-        && n.is_f64()
-    {
-        if is_negative_zero(n) {
+    if let Value::Number(n) = value {
+        if !canonicalize_in_place(n) {
             return Err(vec![Violation::new(
                 Path::root(root),
                 ViolationKind::NegativeZero,
             )]
             .into());
-        }
-        if let Some(integer) = n.as_f64().and_then(integral_float_to_integer) {
-            *n = integer;
         }
         return Ok(0);
     }
@@ -205,13 +217,8 @@ fn canonicalize_items<'a>(
         match item {
             Value::Null | Value::Bool(_) | Value::String(_) => {}
             Value::Number(n) => {
-                if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
-                    if is_negative_zero_f64(f) {
-                        return None;
-                    }
-                    if let Some(integer) = integral_float_to_integer(f) {
-                        *n = integer;
-                    }
+                if !canonicalize_in_place(n) {
+                    return None;
                 }
             }
             Value::Array(_) | Value::Object(_) => {
@@ -234,15 +241,11 @@ fn canonicalize_walk(value: &mut Value, limits: &Limits, root: &str) -> Result<u
     while let Some((value, depth, at)) = stack.pop() {
         match value {
             Value::Number(n) => {
-                if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
-                    if is_negative_zero_f64(f) {
-                        violations.push(Violation::new(
-                            materialize_path(&arena, at, root),
-                            ViolationKind::NegativeZero,
-                        ));
-                    } else if let Some(integer) = integral_float_to_integer(f) {
-                        *n = integer;
-                    }
+                if !canonicalize_in_place(n) {
+                    violations.push(Violation::new(
+                        materialize_path(&arena, at, root),
+                        ViolationKind::NegativeZero,
+                    ));
                 }
             }
             Value::Array(items) => {
@@ -321,13 +324,8 @@ pub fn canonicalize_numbers(value: &mut Value) {
     while let Some(value) = stack.pop() {
         match value {
             Value::Number(n) => {
-                if let Some(integer) = n
-                    .as_f64()
-                    .filter(|_| n.is_f64())
-                    .and_then(integral_float_to_integer)
-                {
-                    *n = integer;
-                }
+                // Negative zero stays as it is here.
+                canonicalize_in_place(n);
             }
             Value::Array(items) => stack.extend(items.iter_mut()),
             Value::Object(map) => stack.extend(map.values_mut()),

@@ -10,7 +10,7 @@ use tools_json::{ErrorCode, JsonValue, Limits};
 use tools_presentation::ContentBlock;
 use tools_registry::{Registry, ToolDefinition, ToolError};
 
-use crate::result::{Outcome, blocked_message};
+use crate::result::blocked_message;
 use crate::{Execution, PostDecision, Replacement, ToolResult};
 
 /// Marks a result as created by the pipeline for `exec`.
@@ -120,10 +120,8 @@ pub(crate) fn create_success(
     };
     let concludes_turn = exec.state.concluded.load(Ordering::SeqCst);
     Ok(ToolResult::created_success(
-        Outcome::Success {
-            value,
-            concludes_turn,
-        },
+        value,
+        concludes_turn,
         content,
         meta,
         exec.token(),

@@ -154,14 +154,19 @@ impl ToolResult {
         }))
     }
 
-    /// A success created by the pipeline: `content` rendered, or `None` for the value's
-    /// text, rendered when first read.
+    /// A success created by the pipeline for the execution `provenance`: `content`
+    /// rendered, or `None` for the value's text, made when first read.
     pub(crate) fn created_success(
-        outcome: Outcome,
+        value: JsonValue,
+        concludes_turn: bool,
         content: Option<Vec<ContentBlock>>,
         meta: Option<JsonValue>,
         provenance: ExecutionToken,
     ) -> ToolResult {
+        let outcome = Outcome::Success {
+            value,
+            concludes_turn,
+        };
         let content = match content {
             Some(blocks) => Content::Blocks(blocks),
             None => Content::ValueText(OnceLock::new()),

@@ -5,21 +5,13 @@ use tools_json::JsonValue;
 use tools_presentation::ContentBlock;
 use tools_registry::{ExecutionToken, OutputDecl, Registry, ToolDefinition};
 
-use super::{Outcome, ToolResult};
+use super::ToolResult;
 use crate::{Pipeline, ToolCall};
 
 /// A success created by the pipeline whose content is the value's text, not made yet.
 fn success(value: serde_json::Value) -> ToolResult {
     let value = JsonValue::new(value).unwrap_or_else(|_| JsonValue::null());
-    ToolResult::created_success(
-        Outcome::Success {
-            value,
-            concludes_turn: false,
-        },
-        None,
-        None,
-        ExecutionToken::mint(),
-    )
+    ToolResult::created_success(value, false, None, None, ExecutionToken::mint())
 }
 
 async fn run(output: OutputDecl, value: serde_json::Value) -> ToolResult {

@@ -46,11 +46,6 @@ impl Allowed {
                 members.iter().any(|member| same_text(member, text))
             }
             (Allowed::Strings(_), _) => false,
-            (Allowed::Values(members), Value::String(text)) => members.iter().any(|member| {
-                member
-                    .as_str()
-                    .is_some_and(|member| same_text(member, text))
-            }),
             (Allowed::Values(members), _) => {
                 members.iter().any(|member| json_scalar_eq(member, value))
             }
