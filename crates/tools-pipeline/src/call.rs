@@ -8,8 +8,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_json::JsonValue;
 use tools_registry::{
-    AgentScope, BodyCancellation, CallInfo, ExecutionToken, Progress, ProgressSink, RunHooks,
-    ToolContext, ToolDefinition, ToolName,
+    AgentScope, BodyCancellation, CallInfo, ExecutionToken, Progress, ProgressSink, ResolvedTool,
+    RunHooks, ToolContext, ToolDefinition, ToolName,
 };
 
 use crate::stage::body_token::BodyToken;
@@ -287,8 +287,9 @@ pub(crate) struct ExecState {
     pub(crate) concluded: AtomicBool,
     /// Contexts deferred by the body, in call order.
     pub(crate) deferred: Mutex<Vec<ToolContext>>,
-    /// The definition whose `finalize_content` runs once at the end (captured at creation).
-    pub(crate) finalizer: Option<ToolDefinition>,
+    /// The definition whose `finalize_content` runs once at the end (captured at creation,
+    /// held with the view it was resolved in).
+    pub(crate) finalizer: Option<ResolvedTool>,
     /// The registry generation of the view `finalizer` was looked up in: while the
     /// registry is still at it, the dispatch stage takes `finalizer` as the tool instead of
     /// resolving the name again.
@@ -388,7 +389,7 @@ impl Execution {
     /// definition that resolves at dispatch, which differs only if the tool was replaced
     /// in between.
     pub fn definition(&self) -> Option<&ToolDefinition> {
-        self.state.finalizer.as_ref()
+        self.state.finalizer.as_ref().map(ResolvedTool::definition)
     }
 
     /// Whether the arguments crossed the lossless boundary.

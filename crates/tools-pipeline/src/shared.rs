@@ -38,8 +38,8 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn new(registry: Registry) -> Shared {
         Shared {
+            hooks: Hooks::new(registry.clone()),
             registry,
-            hooks: Hooks::new(),
             approval: RwLock::new(None),
             approval_store: RwLock::new(Arc::new(MemoryApprovalStore::new())),
             scope_listener: std::sync::Mutex::new(None),

@@ -9,6 +9,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Wea
 use arc_swap::ArcSwap;
 
 use crate::change::Change;
+use crate::held::{CachedView, HeldView};
 use crate::layers::{GLOBAL, State, build_view, inherited_names, scope_of};
 use crate::projection::ToolSchema;
 use crate::view::View;
@@ -16,14 +17,12 @@ use crate::{
     AgentScope, Error, Guard, PresentationMode, RUN_CODE, ToolDefinition, ToolFilter, ToolName,
 };
 
-/// A view's visible tools: name → definition, in view order, hashed with foldhash (the
-/// names are fixed per view; a lookup of any string probes once).
 /// The cached views by scope key (looked up on every call: a fast hash, not SipHash; the
 /// keys are the registry's own ids). Copied on write: a change replaces the whole map, and
 /// a call reads it through [`ArcSwap::load`], which takes no lock and touches no shared
 /// reference count, so calls on different workers do not pull one cache line back and
 /// forth.
-type ViewCache = HashMap<u64, Arc<View>, foldhash::fast::FixedState>;
+type ViewCache = HashMap<u64, Arc<CachedView>, foldhash::fast::FixedState>;
 
 type Listener = Arc<dyn Fn(&Change) + Send + Sync>;
 
@@ -226,6 +225,32 @@ impl Registry {
     /// should be short (the borrowed view is pinned while it runs).
     pub fn with_view<R>(&self, agent: Option<&AgentScope>, f: impl FnOnce(&View) -> R) -> R {
         self.shared.with_view(agent, f)
+    }
+
+    /// The current view of `agent`'s scope, held for the length of a call: what the
+    /// per-call path keeps. Cloning it (or a [`crate::ResolvedTool`] from it) writes the
+    /// reference count of the current thread slot's handle on the view (see
+    /// [`crate::slot`]), not one that the calls on every worker share.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tools_registry::{OutputDecl, Registry, ToolDefinition};
+    ///
+    /// let registry = Registry::new();
+    /// let tool = ToolDefinition::builder("echo", "echoes")
+    ///     .output(OutputDecl::text(json!({"type": "string"})))
+    ///     .body(|_args, _ctx| async { Ok(json!("echoed")) })
+    ///     .build()?;
+    /// let registration = registry.register(tool)?;
+    /// let resolved = registry.held_view(None).resolve("echo").ok().unwrap();
+    /// // What a call holds outlives the registration.
+    /// registration.dispose();
+    /// assert!(registry.held_view(None).resolve("echo").is_err());
+    /// assert_eq!(resolved.definition().name().as_str(), "echo");
+    /// # Ok::<(), tools_registry::Error>(())
+    /// ```
+    pub fn held_view(&self, agent: Option<&AgentScope>) -> HeldView {
+        self.shared.held_view(agent)
     }
 
     /// The definition a call to `name` from `agent` resolves to.
@@ -559,10 +584,19 @@ impl Shared {
 
     fn view(&self, agent: Option<&AgentScope>) -> Arc<View> {
         let key = agent.map_or(GLOBAL, AgentScope::key);
-        if let Some(view) = self.views.load().get(&key) {
-            return Arc::clone(view);
+        if let Some(cached) = self.views.load().get(&key) {
+            return Arc::clone(&cached.view);
         }
-        self.build_view(key, agent)
+        Arc::clone(&self.build_view(key, agent).view)
+    }
+
+    /// The current view of `agent`'s scope through the current thread slot's handle.
+    fn held_view(&self, agent: Option<&AgentScope>) -> HeldView {
+        let key = agent.map_or(GLOBAL, AgentScope::key);
+        if let Some(cached) = self.views.load().get(&key) {
+            return cached.held();
+        }
+        self.build_view(key, agent).held()
     }
 
     /// Runs `f` with the current view of `agent`'s scope, borrowed from the cache.
@@ -570,26 +604,23 @@ impl Shared {
         let key = agent.map_or(GLOBAL, AgentScope::key);
         {
             let views = self.views.load();
-            if let Some(view) = views.get(&key) {
-                return f(view);
+            if let Some(cached) = views.get(&key) {
+                return f(&cached.view);
             }
         }
-        f(&self.build_view(key, agent))
+        f(&self.build_view(key, agent).view)
     }
 
     /// Builds the view of a scope that has none cached, and caches it unless the registry
     /// changed meanwhile.
-    fn build_view(&self, key: u64, agent: Option<&AgentScope>) -> Arc<View> {
+    fn build_view(&self, key: u64, agent: Option<&AgentScope>) -> Arc<CachedView> {
         let (view, version) = {
             let state = read(&self.state);
             let version = self.version.load(Ordering::SeqCst);
             let transport = read(&self.transport).clone();
-            (
-                Arc::new(
-                    build_view(&state, agent, self.default_mode, transport).at_generation(version),
-                ),
-                version,
-            )
+            let view =
+                build_view(&state, agent, self.default_mode, transport).at_generation(version);
+            (Arc::new(CachedView::new(Arc::new(view))), version)
         };
         self.views.rcu(|views| {
             let mut views = ViewCache::clone(views);

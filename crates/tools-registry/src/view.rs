@@ -83,6 +83,17 @@ impl View {
         self.visible.get(name)
     }
 
+    /// The position of `name` among the visible tools, if it is one.
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.visible.get_index_of(name)
+    }
+
+    /// The visible tool at `index`, a position [`View::position`] gave for this view. The
+    /// view never changes, so such a position is always in range.
+    pub(crate) fn at(&self, index: usize) -> &ToolDefinition {
+        &self.visible[index]
+    }
+
     /// The visible tools, in view order.
     pub fn tools(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> {
         self.visible.values()

@@ -88,7 +88,10 @@ impl<R: Request> Entry<R> {
     }
 }
 
-/// A waterfall's hooks as one immutable snapshot (outermost first).
+/// A waterfall's hooks as one immutable snapshot (outermost first). Each thread slot's
+/// copy of the snapshot has its own (see [`crate::hook::set::Stacks`]), aligned so that
+/// two copies' reference counts never share a cache line.
+#[repr(align(128))]
 pub(crate) struct Stack<R: Request> {
     pub(crate) hooks: Box<[Entry<R>]>,
 }
@@ -165,12 +168,13 @@ impl<R: Request> Next<R> {
         else {
             return NextFuture::end(request);
         };
-        let hook = Arc::clone(&entry.hook);
+        // The stack is cloned, not the hook: the stack is this thread slot's copy, while
+        // the hook's reference count is the same for the calls on every worker.
         let next = Next {
-            stack: self.stack,
+            stack: Arc::clone(&self.stack),
             index: index + 1,
         };
-        NextFuture::hook(hook.call(request, next))
+        NextFuture::hook(entry.hook.call(request, next))
     }
 }
 

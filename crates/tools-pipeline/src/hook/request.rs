@@ -5,9 +5,10 @@ use std::future::{Ready, ready};
 use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
-use tools_registry::{Registry, ToolError};
+use tools_registry::ToolError;
 
 use crate::hook::chain::{Next, Request, sealed::Sealed};
+use crate::hook::set::Stacks;
 use crate::stage::body::BodyFuture;
 use crate::{Execution, PostDecision, PreDecision, ToolResult};
 
@@ -67,12 +68,14 @@ pub struct DispatchRequest {
     /// The caller's token, a wrapper's, or (made when first asked for) a fresh one for a
     /// call without a token: a call nobody can cancel costs no token until then.
     pub(crate) cancel: OnceLock<CancellationToken>,
-    pub(crate) registry: Registry,
+    /// The call's hook snapshot, which carries the registry the body is resolved in (a
+    /// clone of the thread slot's copy, not of the registry every worker shares).
+    pub(crate) stacks: Arc<Stacks>,
     pub(crate) next: Option<DispatchNext>,
 }
 
 impl DispatchRequest {
-    pub(crate) fn new(exec: Arc<Execution>, registry: Registry) -> DispatchRequest {
+    pub(crate) fn new(exec: Arc<Execution>, stacks: Arc<Stacks>) -> DispatchRequest {
         let cancel = OnceLock::new();
         if let Some(caller) = &exec.caller {
             let _ = cancel.set(caller.clone());
@@ -80,7 +83,7 @@ impl DispatchRequest {
         DispatchRequest {
             cancel,
             exec,
-            registry,
+            stacks,
             next: None,
         }
     }
@@ -108,7 +111,7 @@ impl Sealed for DispatchRequest {
     type Terminal = BodyFuture;
 
     fn terminal(self) -> BodyFuture {
-        BodyFuture::new(&self.registry, self.exec, self.cancel.into_inner())
+        BodyFuture::new(&self.stacks.registry, self.exec, self.cancel.into_inner())
     }
 
     fn execution_ref(&self) -> &Arc<Execution> {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use arc_swap::ArcSwap;
 
-use tools_registry::AgentScope;
+use tools_registry::{AgentScope, Registry};
 
 use crate::hook::chain::{Entry, Hook, Request, Stack};
 use crate::hook::options::HookOptions;
@@ -21,9 +21,15 @@ pub(crate) struct Hooks {
     set: Mutex<HookSet>,
     /// Read without a lock: a load writes only to the reading thread's own slot (a
     /// `RwLock`'s read lock wrote a counter every worker shares, twice per call).
-    stacks: ArcSwap<Stacks>,
+    stacks: ArcSwap<Replicas>,
+    /// The pipeline's registry, which every snapshot carries for the dispatch stage.
+    registry: Registry,
     next_id: AtomicU64,
 }
+
+/// One snapshot, built once per thread slot ([`tools_registry::slot`]): a call clones its own
+/// thread's copy, so the reference counts it writes are not the other workers' ones.
+struct Replicas(Box<[Arc<Stacks>]>);
 
 #[derive(Default)]
 pub(crate) struct HookSet {
@@ -33,17 +39,46 @@ pub(crate) struct HookSet {
     observers: Vec<(u64, Option<AgentScope>, Observer)>,
 }
 
-/// What the calls that start now go through: each waterfall's hooks and the observers.
+/// What the calls that start now go through: each waterfall's hooks and the observers,
+/// and the registry the dispatch stage resolves the tool in.
+///
+/// Aligned to two cache lines, so that the reference counts of two slots' copies (each its
+/// own allocation) never share a line.
+#[repr(align(128))]
 pub(crate) struct Stacks {
+    pub(crate) registry: Registry,
     pub(crate) pre: Arc<Stack<PreRequest>>,
     pub(crate) dispatch: Arc<Stack<DispatchRequest>>,
     pub(crate) post: Arc<Stack<PostRequest>>,
     pub(crate) observers: Box<[(Option<AgentScope>, Observer)]>,
 }
 
+impl fmt::Debug for Stacks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stacks")
+            .field("pre", &self.pre.hooks.len())
+            .field("dispatch", &self.dispatch.hooks.len())
+            .field("post", &self.post.hooks.len())
+            .field("observers", &self.observers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Replicas {
+    /// One copy of the snapshot of `set` per thread slot.
+    fn build(set: &HookSet, registry: &Registry) -> Replicas {
+        Replicas(
+            (0..tools_registry::slot::count())
+                .map(|_| Arc::new(Stacks::build(set, registry)))
+                .collect(),
+        )
+    }
+}
+
 impl Stacks {
-    fn build(set: &HookSet) -> Stacks {
+    fn build(set: &HookSet, registry: &Registry) -> Stacks {
         Stacks {
+            registry: registry.clone(),
             pre: Stack::new(set.pre.iter().cloned().collect()),
             dispatch: Stack::new(set.dispatch.iter().cloned().collect()),
             post: Stack::new(set.post.iter().cloned().collect()),
@@ -95,17 +130,23 @@ impl Waterfall for PostRequest {
 }
 
 impl Hooks {
-    pub(crate) fn new() -> Arc<Hooks> {
+    pub(crate) fn new(registry: Registry) -> Arc<Hooks> {
         Arc::new(Hooks {
             set: Mutex::new(HookSet::default()),
-            stacks: ArcSwap::from_pointee(Stacks::build(&HookSet::default())),
+            stacks: ArcSwap::from_pointee(Replicas::build(&HookSet::default(), &registry)),
+            registry,
             next_id: AtomicU64::new(1),
         })
     }
 
-    /// The snapshot a call starting now goes through.
+    /// The snapshot a call starting now goes through: the current thread slot's copy.
     pub(crate) fn snapshot(&self) -> Arc<Stacks> {
-        self.stacks.load_full()
+        let replicas = self.stacks.load();
+        match replicas.0.get(tools_registry::slot::current()) {
+            Some(stacks) => Arc::clone(stacks),
+            // `Replicas::build` makes at least one copy; this only keeps the path total.
+            None => Arc::new(Stacks::build(&self.lock(), &self.registry)),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HookSet> {
@@ -113,7 +154,8 @@ impl Hooks {
     }
 
     fn rebuild(&self, set: &HookSet) {
-        self.stacks.store(Arc::new(Stacks::build(set)));
+        self.stacks
+            .store(Arc::new(Replicas::build(set, &self.registry)));
     }
 
     /// Registers `hook` in its waterfall.

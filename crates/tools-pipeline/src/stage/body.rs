@@ -186,7 +186,7 @@ fn running_tool<'a>(
     resolved: Option<&'a ToolDefinition>,
     exec: &'a Execution,
 ) -> Option<&'a ToolDefinition> {
-    resolved.or(exec.state.finalizer.as_ref())
+    resolved.or(exec.definition())
 }
 
 impl Future for BodyFuture {

@@ -22,7 +22,7 @@ pub(crate) async fn dispatch(shared: &Shared, ready: Ready) -> Pending {
     let Ready { exec, stacks } = ready;
     #[cfg(feature = "test-util")]
     shared.probe(&exec, Probe::Execute);
-    let request = DispatchRequest::new(Arc::clone(&exec), shared.registry.clone());
+    let request = DispatchRequest::new(Arc::clone(&exec), Arc::clone(&stacks));
     // Lazy, so that a hook that panics while building its future is caught too.
     let run = async { Next::run_stack(&stacks.dispatch, request).await };
     let result = match CatchUnwind::new(run).await {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use tools_json::{ErrorCode, JsonValue, Limits};
-use tools_registry::{CallInfo, ExecutionToken, Guard, ToolError};
+use tools_registry::{CallInfo, ExecutionToken, Guard, HeldView, ToolError};
 
 use crate::call::{Arguments, ExecState};
 use crate::catch::CatchUnwind;
@@ -32,14 +32,12 @@ enum DecidedInner {
     Open {
         exec: Arc<Execution>,
         stacks: Arc<Stacks>,
-        /// The guards of the view the tool was looked up in (`None`: it has none).
-        guards: Option<Guards>,
+        /// The view the name was looked up in when it resolved to no tool (for its
+        /// guards); a resolved tool's view is the execution's.
+        unresolved: Option<HeldView>,
         decision: PreDecision,
     },
 }
-
-/// A view's guards, shared with the view they come from.
-type Guards = Arc<[Arc<dyn Guard>]>;
 
 impl Decided {
     /// The execution.
@@ -127,16 +125,26 @@ impl fmt::Debug for Ready {
 pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     let stacks = shared.hooks.snapshot();
     let has_parent = call.parent.is_some();
-    // Borrowed, not cloned: what the call keeps of the view (its tool, its guards when it
-    // has any, its generation) is taken from one snapshot, and calls on other workers do
-    // not write the view's reference count.
-    let (visible, collapsed, guards, generation) =
-        shared.registry.with_view(call.agent.as_ref(), |view| {
-            let visible = view.get(call.name()).cloned();
-            let collapsed = visible.is_some() && view.collapses(call.name(), has_parent);
-            let guards = Some(view.guards()).filter(|g| !g.is_empty()).cloned();
-            (visible, collapsed, guards, view.generation())
-        });
+    // What the call keeps of the view (its tool, its guards when it has any, its
+    // generation) is taken from one snapshot, held through the current thread slot's
+    // handle: the call's clones write no reference count that calls on other workers
+    // write (not the view's, not the definition's).
+    let (visible, unresolved, collapsed, generation) = match shared
+        .registry
+        .held_view(call.agent.as_ref())
+        .resolve(call.name())
+    {
+        Ok(tool) => {
+            let view = tool.view();
+            let collapsed = view.collapses(call.name(), has_parent);
+            let generation = view.generation();
+            (Some(tool), None, collapsed, generation)
+        }
+        Err(view) => {
+            let generation = view.generation();
+            (None, Some(view), false, generation)
+        }
+    };
     let caller = call.cancel;
     let pre_aborted = caller.as_ref().is_some_and(CancellationToken::is_cancelled);
     let (arguments, arguments_error) = match call.arguments {
@@ -228,7 +236,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     Decided(DecidedInner::Open {
         exec,
         stacks,
-        guards,
+        unresolved,
         decision,
     })
 }
@@ -239,20 +247,21 @@ pub(crate) async fn resume(
     decided: Decided,
     answer: Option<ApprovalOutcome>,
 ) -> Prepared {
-    let (exec, stacks, guards, decision) = match decided.0 {
+    let (exec, stacks, unresolved, decision) = match decided.0 {
         DecidedInner::Settled(pending) => return Prepared::Settled(pending),
         DecidedInner::Open {
             exec,
             stacks,
-            guards,
+            unresolved,
             decision,
-        } => (exec, stacks, guards, decision),
+        } => (exec, stacks, unresolved, decision),
     };
+    let guards = view_guards(&exec, unresolved.as_ref());
     let settle = |result: ToolResult, stacks: Arc<Stacks>, post: bool| {
         Prepared::Settled(Pending::new(Arc::clone(&exec), stacks, result, post))
     };
     let refusal = match decision {
-        PreDecision::Allow => match run_guards(guards.as_deref(), &exec) {
+        PreDecision::Allow => match run_guards(guards, &exec) {
             Ok(None) => None,
             Ok(Some(reason)) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
             Err(err) => return settle(ToolResult::failure(err), stacks, false),
@@ -276,7 +285,7 @@ pub(crate) async fn resume(
                 return settle(ToolResult::aborted_before_dispatch(), stacks, true);
             }
             match outcome {
-                allowed if allowed.is_allowed() => match run_guards(guards.as_deref(), &exec) {
+                allowed if allowed.is_allowed() => match run_guards(guards, &exec) {
                     Ok(None) => None,
                     Ok(Some(reason)) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
                     Err(err) => return settle(ToolResult::failure(err), stacks, false),
@@ -384,12 +393,20 @@ fn approval_refusal(name: &str, outcome: ApprovalOutcome) -> ToolError {
     ToolError::with_code(ErrorCode::ApprovalDenied, message)
 }
 
+/// The guards of the view the call was looked up in: the resolved tool's view (which the
+/// execution holds), else the view that had no such tool. Borrowed: the view's list of
+/// guards is shared by every call, and a clone would write its reference count.
+fn view_guards<'a>(exec: &'a Execution, unresolved: Option<&'a HeldView>) -> &'a [Arc<dyn Guard>] {
+    match (unresolved, &exec.state.finalizer) {
+        (Some(view), _) => view.guards(),
+        (None, Some(tool)) => tool.view().guards(),
+        (None, None) => &[],
+    }
+}
+
 /// Evaluates the guards of the call's view (a snapshot): the first reason denies.
-fn run_guards(
-    guards: Option<&[Arc<dyn Guard>]>,
-    exec: &Execution,
-) -> Result<Option<String>, ToolError> {
-    for guard in guards.unwrap_or_default() {
+fn run_guards(guards: &[Arc<dyn Guard>], exec: &Execution) -> Result<Option<String>, ToolError> {
+    for guard in guards {
         match catch_unwind(AssertUnwindSafe(|| guard.check(&exec.info))) {
             Ok(None) => {}
             Ok(Some(reason)) => return Ok(Some(reason)),

@@ -2,7 +2,7 @@
 //! global → chain (farthest first) order.
 
 use serde_json::json;
-use tools_pipeline::{HookOptions, PostDecision, PreDecision};
+use tools_pipeline::{HookOptions, PostDecision, PreDecision, Prepared};
 use tools_registry::CallInfo;
 
 use crate::support::{Log, call, call_as, post_hook, pre_hook, setup, t};
@@ -115,4 +115,37 @@ async fn d06_guard_denials_reach_post_execute_and_throwing_guards_do_not() {
         "a throwing guard skips post-execute"
     );
     assert_eq!(results.entries().len(), 2, "one publication per call");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn guards_of_the_view_apply_to_a_name_it_does_not_have_and_are_the_calls_snapshot() {
+    let (registry, pipeline) = setup();
+    registry.register(t("t")).unwrap().keep();
+    // Without a guard an unknown name is UNKNOWN_TOOL; with one, the guard's reason wins,
+    // as it does for a known tool.
+    assert!(
+        pipeline
+            .execute(call("missing", json!({})))
+            .await
+            .text()
+            .contains("unknown tool")
+    );
+    let global = registry.guard(|_: &CallInfo| Some("global denial".to_owned()));
+    for name in ["missing", "t"] {
+        assert_eq!(
+            pipeline.execute(call(name, json!({}))).await.text(),
+            "Error: global denial"
+        );
+    }
+    // A call decided before the guard went away still runs the guards of its view.
+    let decided = pipeline.decide(call("t", json!({}))).await;
+    drop(global);
+    let Prepared::Settled(pending) = pipeline.resume(decided, None).await else {
+        panic!("the guard of the call's view did not deny it");
+    };
+    assert_eq!(
+        pipeline.complete(pending).await.text(),
+        "Error: global denial"
+    );
+    assert_eq!(pipeline.execute(call("t", json!({}))).await.text(), "ran:t");
 }

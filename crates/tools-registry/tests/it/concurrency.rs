@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tools_registry::Registry;
+use tools_registry::{Registry, ToolDefinition};
 
 use crate::support::t;
 
@@ -68,4 +68,49 @@ fn registry_handles_are_send_and_sync() {
     assert_send_sync::<tools_registry::ToolDefinition>();
     assert_send_sync::<tools_registry::Registration>();
     assert_send_sync::<tools_registry::View>();
+}
+
+#[test]
+fn a_held_view_resolves_like_the_view_and_keeps_its_tool_after_removal() {
+    let registry = Registry::new();
+    let reg = registry.register(t("held")).unwrap();
+    registry.register(t("other")).unwrap().keep();
+    let held = registry.held_view(None);
+    assert_eq!(held.generation(), registry.view(None).generation());
+    let resolved = held.clone().resolve("held").unwrap();
+    assert_eq!(resolved.definition().name().as_str(), "held");
+    assert_eq!(resolved.view().generation(), held.generation());
+    assert_eq!(
+        held.clone().resolve("other").unwrap().name().as_str(),
+        "other"
+    );
+    let missing = held.resolve("missing").unwrap_err();
+    assert_eq!(missing.names().count(), 2);
+    // The registry moves on; what the call holds does not.
+    reg.dispose();
+    assert!(registry.held_view(None).resolve("held").is_err());
+    assert_eq!(resolved.definition().name().as_str(), "held");
+    assert_eq!(resolved.view().names().count(), 2);
+}
+
+#[test]
+fn held_views_on_many_threads_resolve_the_same_definition() {
+    let registry = Registry::new();
+    registry.register(t("shared")).unwrap().keep();
+    let expected = registry.get("shared", None).unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let registry = registry.clone();
+            std::thread::spawn(move || {
+                (0..100)
+                    .map(|_| registry.held_view(None).resolve("shared").ok().unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for thread in threads {
+        for resolved in thread.join().unwrap() {
+            assert!(ToolDefinition::ptr_eq(resolved.definition(), &expected));
+        }
+    }
 }

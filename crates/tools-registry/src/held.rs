@@ -1,0 +1,153 @@
+//! Views held for the length of a call, without a reference count that other workers
+//! write: [`HeldView`] and the tool a call resolved to, [`ResolvedTool`].
+//!
+//! A call keeps what it resolved (its definition, for the body and `finalize_content`)
+//! until it is published. Cloning the [`ToolDefinition`] for that writes the definition's
+//! reference count, which the calls of that tool on every worker share; cloning the
+//! scope's `Arc<View>` writes one that all calls share. Each cached view therefore keeps
+//! one handle per thread slot ([`crate::slot`]), made the first time a thread of that slot
+//! asks: a call clones its own slot's handle, and borrows the definition from the view.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use crate::{ToolDefinition, View};
+
+/// A cached view and its per-slot handles.
+pub(crate) struct CachedView {
+    pub(crate) view: Arc<View>,
+    slots: Box<[OnceLock<HeldView>]>,
+}
+
+impl CachedView {
+    pub(crate) fn new(view: Arc<View>) -> CachedView {
+        CachedView {
+            view,
+            slots: (0..crate::slot::count()).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The current thread slot's handle on the view.
+    pub(crate) fn held(&self) -> HeldView {
+        match self.slots.get(crate::slot::current()) {
+            Some(slot) => slot.get_or_init(|| HeldView::new(&self.view)).clone(),
+            // Not reached (there is one slot per thread slot): a handle of its own.
+            None => HeldView::new(&self.view),
+        }
+    }
+}
+
+/// A thread slot's handle on a view, aligned so that two slots' reference counts never
+/// share a cache line.
+#[repr(align(128))]
+struct Slot(Arc<View>);
+
+/// A scope's view, held for one call: [`crate::Registry::held_view`]. Dereferences to the
+/// [`View`]. Cloning it writes the reference count of the current thread slot's handle,
+/// not one that the calls on every worker share.
+#[derive(Clone)]
+pub struct HeldView(Arc<Slot>);
+
+impl HeldView {
+    fn new(view: &Arc<View>) -> HeldView {
+        HeldView(Arc::new(Slot(Arc::clone(view))))
+    }
+
+    /// The tool `name` resolves to in this view, held with the view (which
+    /// [`ResolvedTool::view`] still gives); the view back when it has no such tool.
+    ///
+    /// # Errors
+    ///
+    /// The view itself, when it has no tool `name`.
+    pub fn resolve(self, name: &str) -> Result<ResolvedTool, HeldView> {
+        match self.0.0.position(name) {
+            Some(index) => Ok(ResolvedTool { view: self, index }),
+            None => Err(self),
+        }
+    }
+}
+
+impl Deref for HeldView {
+    type Target = View;
+
+    fn deref(&self) -> &View {
+        &self.0.0
+    }
+}
+
+impl fmt::Debug for HeldView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// The definition a name resolved to in a [`HeldView`], borrowed from that view (which
+/// it keeps alive): what a call holds instead of a clone of the definition.
+#[derive(Clone)]
+pub struct ResolvedTool {
+    view: HeldView,
+    /// The position of the tool in the view; the view is immutable, so it stays valid.
+    index: usize,
+}
+
+impl ResolvedTool {
+    /// The resolved definition.
+    pub fn definition(&self) -> &ToolDefinition {
+        self.view.at(self.index)
+    }
+
+    /// The view the tool was resolved in.
+    pub fn view(&self) -> &HeldView {
+        &self.view
+    }
+}
+
+impl Deref for ResolvedTool {
+    type Target = ToolDefinition;
+
+    fn deref(&self) -> &ToolDefinition {
+        self.definition()
+    }
+}
+
+impl fmt::Debug for ResolvedTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.definition(), f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Registry;
+
+    fn same_handle(a: &HeldView, b: &HeldView) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    #[test]
+    fn a_thread_reuses_its_slot_handle_and_other_slots_have_their_own() {
+        let registry = Registry::new();
+        let mine = registry.held_view(None);
+        // The first read built and cached the view; from now on this thread's reads clone
+        // its slot's handle.
+        let again = registry.held_view(None);
+        let third = registry.held_view(None);
+        assert!(same_handle(&again, &third));
+        let mut others = Vec::new();
+        for _ in 0..=crate::slot::count() {
+            let registry = registry.clone();
+            let Ok(held) = std::thread::spawn(move || registry.held_view(None)).join() else {
+                panic!("a reader thread panicked");
+            };
+            others.push(held);
+        }
+        // Every handle is on the same view.
+        for held in others.iter().chain([&mine]) {
+            assert!(Arc::ptr_eq(&held.0.0, &again.0.0));
+        }
+        // At least one other thread used a slot other than this one's.
+        assert!(others.iter().any(|held| !same_handle(held, &again)));
+    }
+}
