@@ -268,7 +268,6 @@ impl ToolCall {
 /// call ends with an error result before any hook runs).
 pub struct Execution {
     pub(crate) info: CallInfo,
-    pub(crate) root_call_id: Arc<str>,
     pub(crate) arguments_ok: bool,
     /// The caller's token; `None` for a call that was given none (it is never cancelled).
     pub(crate) caller: Option<CancellationToken>,
@@ -287,6 +286,9 @@ pub(crate) struct ExecState {
     pub(crate) concluded: AtomicBool,
     /// Contexts deferred by the body, in call order.
     pub(crate) deferred: Mutex<Vec<ToolContext>>,
+    /// Set once `deferred` has had a context: a call whose body deferred none takes no
+    /// lock to find that out.
+    pub(crate) has_deferred: AtomicBool,
     /// The definition whose `finalize_content` runs once at the end (captured at creation,
     /// held with the view it was resolved in).
     pub(crate) finalizer: Option<ResolvedTool>,
@@ -321,10 +323,11 @@ impl RunHooks for Execution {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(context);
+        self.state.has_deferred.store(true, Ordering::Release);
     }
 
     fn conclude_turn(&self) {
-        self.state.concluded.store(true, Ordering::SeqCst);
+        self.state.concluded.store(true, Ordering::Release);
     }
 
     fn report_progress(&self, progress: Progress) {
@@ -356,7 +359,7 @@ impl Execution {
 
     /// The id of the model call this one descends from.
     pub fn root_call_id(&self) -> &str {
-        &self.root_call_id
+        &self.info.root_call_id
     }
 
     /// The tool's name.

@@ -118,7 +118,7 @@ pub(crate) fn create_success(
     } else {
         None
     };
-    let concludes_turn = exec.state.concluded.load(Ordering::SeqCst);
+    let concludes_turn = exec.state.concluded.load(Ordering::Acquire);
     Ok(ToolResult::created_success(
         value,
         concludes_turn,
@@ -156,7 +156,7 @@ pub(crate) fn cancel_success(exec: &Execution, result: ToolResult) -> ToolResult
     if result.is_error() || !exec.is_cancelled() {
         return result;
     }
-    let cancelled = if exec.state.body_invoked.load(Ordering::SeqCst) {
+    let cancelled = if exec.state.body_invoked.load(Ordering::Acquire) {
         ToolResult::aborted()
     } else {
         ToolResult::aborted_before_dispatch()

@@ -31,7 +31,32 @@ pin_project! {
     pub struct BodyFuture {
         #[pin]
         state: State,
-        guard: Option<DropGuard>,
+        // Whether the body is running unsettled: dropping the future now cancels its
+        // token. Cleared when the body settles.
+        armed: bool,
+    }
+
+    impl PinnedDrop for BodyFuture {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if !*this.armed {
+                return;
+            }
+            if let StateProj::Running { exec, fused, .. } = this.state.project() {
+                // Cancelled before the body is dropped, so that work it started and
+                // that outlives it sees the cancellation first.
+                fused.cancel(exec);
+                if !std::thread::panicking() {
+                    tracing::warn!(
+                        tool = %exec.name(),
+                        call_id = exec.call_id(),
+                        "tool {:?} ({}): the running body was dropped before it settled (a wrapper or the caller stopped polling it); its cancellation token is cancelled",
+                        exec.name().as_str(),
+                        exec.call_id()
+                    );
+                }
+            }
+        }
     }
 }
 
@@ -81,31 +106,6 @@ impl Fused {
     }
 }
 
-/// Cancels the body's token when the body future is dropped before it settled.
-struct DropGuard {
-    fused: Fused,
-    exec: Arc<Execution>,
-    armed: bool,
-}
-
-impl Drop for DropGuard {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        self.fused.cancel(&self.exec);
-        if !std::thread::panicking() {
-            tracing::warn!(
-                tool = %self.exec.name(),
-                call_id = self.exec.call_id(),
-                "tool {:?} ({}): the running body was dropped before it settled (a wrapper or the caller stopped polling it); its cancellation token is cancelled",
-                self.exec.name().as_str(),
-                self.exec.call_id()
-            );
-        }
-    }
-}
-
 impl BodyFuture {
     /// Resolves the tool now (a tool removed since the call was prepared is
     /// `UNKNOWN_TOOL`) and starts its body with `wrapper`'s token, unless a token is
@@ -119,7 +119,7 @@ impl BodyFuture {
             state: State::Settled {
                 result: Some(canonical(result, exec)),
             },
-            guard: None,
+            armed: false,
         };
         // Without a wrapper that replaced it, the request's token is the caller's own: one
         // token to check and watch, not two (`==` is identity for tokens).
@@ -144,7 +144,8 @@ impl BodyFuture {
         let Some(tool) = running_tool(def.as_ref(), &exec) else {
             return settled(ToolResult::unknown_tool(exec.name().as_str()), &exec);
         };
-        exec.state.body_invoked.store(true, Ordering::SeqCst);
+        // Read after the body by the same call's later stages (`cancel_success`).
+        exec.state.body_invoked.store(true, Ordering::Release);
         let hooks = Arc::clone(&exec) as Arc<dyn RunHooks>;
         // The token descends from the caller's unless a wrapper replaced it: only then is
         // a token made now, as for a later dispatch of the same execution.
@@ -164,11 +165,7 @@ impl BodyFuture {
             _ => None,
         };
         BodyFuture {
-            guard: Some(DropGuard {
-                fused: fused.clone(),
-                exec: Arc::clone(&exec),
-                armed: true,
-            }),
+            armed: true,
             state: State::Running {
                 body,
                 caller,
@@ -207,9 +204,7 @@ impl Future for BodyFuture {
             } => loop {
                 if let Poll::Ready(outcome) = body.as_mut().poll(cx) {
                     // Settled: nothing to cancel when this future is dropped.
-                    if let Some(mut guard) = this.guard.take() {
-                        guard.armed = false;
-                    }
+                    *this.armed = false;
                     let result = match outcome {
                         Err(panic) => ToolResult::failure(ToolError::from_panic(&*panic)),
                         Ok(Err(error)) => ToolResult::failure(error),
@@ -241,7 +236,7 @@ impl Future for BodyFuture {
 impl fmt::Debug for BodyFuture {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BodyFuture")
-            .field("running", &self.guard.is_some())
+            .field("running", &self.armed)
             .finish()
     }
 }

@@ -2,6 +2,7 @@
 //! deferred contexts and the caller-cancellation check. The only stage that may overlap
 //! with other calls.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
 use tools_registry::{ToolContext, ToolError};
@@ -37,13 +38,17 @@ pub(crate) async fn dispatch(shared: &Shared, ready: Ready) -> Pending {
         Ok(result) => result,
         Err(err) => return Pending::new(exec, stacks, ToolResult::failure(err), false),
     };
-    let deferred: Vec<ToolContext> = std::mem::take(
-        &mut *exec
-            .state
-            .deferred
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner),
-    );
+    let deferred: Vec<ToolContext> = if exec.state.has_deferred.load(Ordering::Acquire) {
+        std::mem::take(
+            &mut *exec
+                .state
+                .deferred
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    } else {
+        Vec::new()
+    };
     let result = if deferred.is_empty() {
         result
     } else {

@@ -162,12 +162,13 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     } else {
         visible
     };
+    // A model-issued call is its own root.
     let root_call_id = call
         .root_call_id
         .unwrap_or_else(|| Arc::clone(&call.call_id));
     let exec = Arc::new(Execution {
         info: CallInfo {
-            root_call_id: Arc::clone(&root_call_id),
+            root_call_id,
             call_id: call.call_id,
             tool: call.name,
             token: ExecutionToken::mint(),
@@ -175,7 +176,6 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
             parent: call.parent,
             arguments,
         },
-        root_call_id,
         arguments_ok: arguments_error.is_none(),
         caller,
         channels: call.channels,
