@@ -196,8 +196,9 @@ impl RunHooks for Detached {
 /// A [`RunContext`] made by [`RunContext::on_demand`] asks its source for the token the
 /// first time [`RunContext::cancellation`] is called and answers
 /// [`RunContext::is_cancelled`] without making it. The pipeline's execution is such a
-/// source for the body of its first dispatch.
-pub trait BodyCancellation: Send + Sync {
+/// source for the body of its first dispatch. A source is also the call's [`RunHooks`], so
+/// such a context holds one handle, not two.
+pub trait BodyCancellation: RunHooks {
     /// The body's token: made on the first call (already cancelled if the body was
     /// cancelled before), the same token on every later call.
     fn body_token(&self) -> &CancellationToken;
@@ -205,12 +206,15 @@ pub trait BodyCancellation: Send + Sync {
     fn is_body_cancelled(&self) -> bool;
 }
 
-/// Where a context's token comes from.
+/// Where a context's token comes from, with the call's hooks.
 #[derive(Clone)]
 enum Cancel {
     /// A token made by whoever made the context.
-    Token(CancellationToken),
-    /// A token made on first use by its source.
+    Token {
+        token: CancellationToken,
+        hooks: Arc<dyn RunHooks>,
+    },
+    /// A token made on first use by its source, which is also the call's hooks.
     OnDemand(Arc<dyn BodyCancellation>),
 }
 
@@ -221,7 +225,6 @@ enum Cancel {
 #[derive(Clone)]
 pub struct RunContext {
     cancel: Cancel,
-    hooks: Arc<dyn RunHooks>,
 }
 
 impl RunContext {
@@ -229,17 +232,18 @@ impl RunContext {
     /// `hooks`.
     pub fn new(hooks: Arc<dyn RunHooks>, cancel: CancellationToken) -> RunContext {
         RunContext {
-            cancel: Cancel::Token(cancel),
-            hooks,
+            cancel: Cancel::Token {
+                token: cancel,
+                hooks,
+            },
         }
     }
 
-    /// A context whose token `cancel` makes when the body first asks for it (see
-    /// [`BodyCancellation`]).
-    pub fn on_demand(hooks: Arc<dyn RunHooks>, cancel: Arc<dyn BodyCancellation>) -> RunContext {
+    /// A context whose token `source` makes when the body first asks for it (see
+    /// [`BodyCancellation`]), reporting to `source`.
+    pub fn on_demand(source: Arc<dyn BodyCancellation>) -> RunContext {
         RunContext {
-            cancel: Cancel::OnDemand(cancel),
-            hooks,
+            cancel: Cancel::OnDemand(source),
         }
     }
 
@@ -250,19 +254,22 @@ impl RunContext {
 
     /// The call's identity.
     pub fn call(&self) -> &CallInfo {
-        self.hooks.call_info()
+        self.hooks().call_info()
     }
 
     /// The pipeline's side of the context.
     pub fn hooks(&self) -> &dyn RunHooks {
-        &*self.hooks
+        match &self.cancel {
+            Cancel::Token { hooks, .. } => &**hooks,
+            Cancel::OnDemand(source) => &**source,
+        }
     }
 
     /// The token that is cancelled when the call must stop (made now if the context makes
     /// it on demand and nobody asked before).
     pub fn cancellation(&self) -> &CancellationToken {
         match &self.cancel {
-            Cancel::Token(token) => token,
+            Cancel::Token { token, .. } => token,
             Cancel::OnDemand(source) => source.body_token(),
         }
     }
@@ -270,7 +277,7 @@ impl RunContext {
     /// Whether the call has been cancelled (never makes a token).
     pub fn is_cancelled(&self) -> bool {
         match &self.cancel {
-            Cancel::Token(token) => token.is_cancelled(),
+            Cancel::Token { token, .. } => token.is_cancelled(),
             Cancel::OnDemand(source) => source.is_body_cancelled(),
         }
     }
@@ -278,12 +285,12 @@ impl RunContext {
     /// Adds a context delivered with this call's result (before any context the result
     /// itself carries).
     pub fn defer_context(&self, context: ToolContext) {
-        self.hooks.defer_context(context);
+        self.hooks().defer_context(context);
     }
 
     /// Asks the agent loop to end the turn after this call's batch.
     pub fn conclude_turn(&self) {
-        self.hooks.conclude_turn();
+        self.hooks().conclude_turn();
     }
 
     /// Reports progress to whoever started the call (an MCP client that sent a progress
@@ -299,7 +306,7 @@ impl RunContext {
     /// }
     /// ```
     pub fn report_progress(&self, progress: Progress) {
-        self.hooks.report_progress(progress);
+        self.hooks().report_progress(progress);
     }
 }
 

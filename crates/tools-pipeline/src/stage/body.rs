@@ -146,14 +146,14 @@ impl BodyFuture {
         };
         // Read after the body by the same call's later stages (`cancel_success`).
         exec.state.body_invoked.store(true, Ordering::Release);
-        let hooks = Arc::clone(&exec) as Arc<dyn RunHooks>;
         // The token descends from the caller's unless a wrapper replaced it: only then is
         // a token made now, as for a later dispatch of the same execution.
         let own = wrapper.is_none() || same;
         let (fused, ctx) = if own && exec.state.body_token.claim() {
             let source = Arc::clone(&exec) as Arc<dyn BodyCancellation>;
-            (Fused::OnDemand, RunContext::on_demand(hooks, source))
+            (Fused::OnDemand, RunContext::on_demand(source))
         } else {
+            let hooks = Arc::clone(&exec) as Arc<dyn RunHooks>;
             let token = wrapper
                 .as_ref()
                 .map_or_else(CancellationToken::new, CancellationToken::child_token);
