@@ -1,4 +1,9 @@
 //! The registry: layers, views, registrations and change notifications.
+//!
+//! Longer than most files here, on purpose: `Registry`, its shared state and `Registration`
+//! stay together because a registration undoes its effect through the shared state's
+//! private methods, and splitting them would make two files import each other. The
+//! per-call handles on a cached view are in `held.rs`, the layers in `layers.rs`.
 
 use std::collections::HashMap;
 use std::fmt;
