@@ -7,6 +7,11 @@
 //! scope's `Arc<View>` writes one that all calls share. Each cached view therefore keeps
 //! one handle per thread slot ([`crate::slot`]), made the first time a thread of that slot
 //! asks: a call clones its own slot's handle, and borrows the definition from the view.
+//!
+//! The price: what a call holds keeps the whole view alive (its definitions and its
+//! projection), not only its tool. A registry change builds new views; an old one lives
+//! until the last call that resolved in it is dropped, so at most one view per registry
+//! generation that still has a call in flight.
 
 use std::fmt;
 use std::ops::Deref;
