@@ -1,6 +1,7 @@
 //! What one call writes on state that the calls on other workers share: a waterfall's
 //! stack is cloned only for a hook that applies (`Next::run_stack`), so a call that no
-//! hook applies to leaves the stack's reference count alone.
+//! hook applies to leaves the stack's reference count alone; and the hook snapshot a call
+//! clones is its thread slot's own copy.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -45,4 +46,39 @@ async fn a_waterfall_is_cloned_only_for_a_hook_that_applies() {
     assert_eq!(dispatch_stack_count_in_body(true).await, Some(2));
     // No hook applies: the body runs with the stack untouched.
     assert_eq!(dispatch_stack_count_in_body(false).await, Some(1));
+}
+
+/// The hook snapshot is one copy per thread slot: a thread clones its own copy every time,
+/// another thread (of another slot) a different one, and a hook change reaches every copy.
+#[test]
+fn each_thread_slot_has_its_own_snapshot_and_every_copy_sees_a_change() {
+    let pipeline = Pipeline::new(Registry::new());
+    let hooks = Arc::clone(&pipeline.shared.hooks);
+    let mine = hooks.snapshot();
+    assert!(Arc::ptr_eq(&mine, &hooks.snapshot()));
+    let others = |hooks: &Arc<crate::hook::set::Hooks>| {
+        (0..=tools_registry::slot::count())
+            .map(|_| {
+                let hooks = Arc::clone(hooks);
+                let Ok(snapshot) = std::thread::spawn(move || hooks.snapshot()).join() else {
+                    panic!("a snapshot thread panicked");
+                };
+                snapshot
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = others(&hooks);
+    assert!(before.iter().any(|other| !Arc::ptr_eq(other, &mine)));
+    assert!(before.iter().all(|other| other.dispatch.hooks.is_empty()));
+    pipeline
+        .on_execute(from_fn(
+            |r: DispatchRequest, next: DispatchNext| async move { next.run(r).await },
+        ))
+        .keep();
+    assert_eq!(hooks.snapshot().dispatch.hooks.len(), 1);
+    for snapshot in others(&hooks) {
+        assert_eq!(snapshot.dispatch.hooks.len(), 1);
+    }
+    // What calls already hold keeps the hooks they started with.
+    assert!(mine.dispatch.hooks.is_empty());
 }
