@@ -1,5 +1,6 @@
-//! Views held for the length of a call, without a reference count that other workers
-//! write: [`HeldView`] and the tool a call resolved to, [`ResolvedTool`].
+//! The per-scope view cache, and views held for the length of a call without a reference
+//! count that other workers write: [`HeldView`] and the tool a call resolved to,
+//! [`ResolvedTool`].
 //!
 //! A call keeps what it resolved (its definition, for the body and `finalize_content`)
 //! until it is published. Cloning the [`ToolDefinition`] for that writes the definition's
@@ -13,11 +14,93 @@
 //! until the last call that resolved in it is dropped, so at most one view per registry
 //! generation that still has a call in flight.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use arc_swap::ArcSwap;
+
 use crate::{ToolDefinition, View};
+
+/// The cached views by scope key (looked up on every call: a fast hash, not SipHash; the
+/// keys are the registry's own ids).
+type ViewMap = HashMap<u64, Arc<CachedView>, foldhash::fast::FixedState>;
+
+/// The registry's cached views and its version (see [`crate::Registry::generation`]).
+///
+/// Copied on write: a change replaces the whole map, and a call reads it through
+/// [`ArcSwap::load`], which takes no lock and touches no shared reference count, so calls
+/// on different workers do not pull one cache line back and forth.
+pub(crate) struct ViewCache {
+    version: AtomicU64,
+    map: ArcSwap<ViewMap>,
+}
+
+impl ViewCache {
+    pub(crate) fn new() -> ViewCache {
+        ViewCache {
+            version: AtomicU64::new(0),
+            map: ArcSwap::from_pointee(ViewMap::default()),
+        }
+    }
+
+    /// The version: it moves on every change that can alter what a name resolves to.
+    pub(crate) fn version(&self) -> u64 {
+        self.version.load(Ordering::SeqCst)
+    }
+
+    /// Makes every cached view stale.
+    pub(crate) fn invalidate(&self) {
+        // The version moves first: a view built before this point and still being cached
+        // sees the new version when its swap retries, and is not cached.
+        self.version.fetch_add(1, Ordering::SeqCst);
+        self.map.store(Arc::new(ViewMap::default()));
+    }
+
+    /// Forgets the cached view of `key`.
+    pub(crate) fn forget(&self, key: u64) {
+        self.map.rcu(|map| {
+            let mut map = ViewMap::clone(map);
+            map.remove(&key);
+            map
+        });
+    }
+
+    /// Runs `f` with the cached view of `key`, borrowed from the cache; without one, with
+    /// the view `build` makes (with the version it read), cached unless the version moved
+    /// since.
+    pub(crate) fn with<R>(
+        &self,
+        key: u64,
+        build: impl FnOnce() -> (View, u64),
+        f: impl FnOnce(&CachedView) -> R,
+    ) -> R {
+        {
+            let map = self.map.load();
+            if let Some(cached) = map.get(&key) {
+                return f(cached);
+            }
+        }
+        let (view, version) = build();
+        f(&self.insert(key, view, version))
+    }
+
+    /// Caches `view`, built at `version`, unless the version moved since.
+    #[cold]
+    fn insert(&self, key: u64, view: View, version: u64) -> Arc<CachedView> {
+        let cached = Arc::new(CachedView::new(Arc::new(view)));
+        self.map.rcu(|map| {
+            let mut map = ViewMap::clone(map);
+            if self.version() == version {
+                map.insert(key, Arc::clone(&cached));
+            }
+            map
+        });
+        cached
+    }
+}
 
 /// A cached view and its per-slot handles.
 pub(crate) struct CachedView {

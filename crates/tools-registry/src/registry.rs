@@ -3,31 +3,21 @@
 //! Longer than most files here, on purpose: `Registry`, its shared state and `Registration`
 //! stay together because a registration undoes its effect through the shared state's
 //! private methods, and splitting them would make two files import each other. The
-//! per-call handles on a cached view are in `held.rs`, the layers in `layers.rs`.
+//! view cache and its per-call handles are in `held.rs`, the layers in `layers.rs`.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
-use arc_swap::ArcSwap;
-
 use crate::change::Change;
-use crate::held::{CachedView, HeldView};
+use crate::held::{CachedView, HeldView, ViewCache};
 use crate::layers::{GLOBAL, State, build_view, inherited_names, scope_of};
 use crate::projection::ToolSchema;
 use crate::view::View;
 use crate::{
     AgentScope, Error, Guard, PresentationMode, RUN_CODE, ToolDefinition, ToolFilter, ToolName,
 };
-
-/// The cached views by scope key (looked up on every call: a fast hash, not SipHash; the
-/// keys are the registry's own ids). Copied on write: a change replaces the whole map, and
-/// a call reads it through [`ArcSwap::load`], which takes no lock and touches no shared
-/// reference count, so calls on different workers do not pull one cache line back and
-/// forth.
-type ViewCache = HashMap<u64, Arc<CachedView>, foldhash::fast::FixedState>;
 
 type Listener = Arc<dyn Fn(&Change) + Send + Sync>;
 
@@ -70,8 +60,7 @@ pub struct Registry {
 
 pub(crate) struct Shared {
     state: RwLock<State>,
-    version: AtomicU64,
-    views: ArcSwap<ViewCache>,
+    views: ViewCache,
     listeners: RwLock<Vec<(u64, Listener)>>,
     default_mode: PresentationMode,
     transport: RwLock<Option<ToolDefinition>>,
@@ -107,8 +96,7 @@ impl RegistryBuilder {
     pub fn build(self) -> Registry {
         let shared = Arc::new_cyclic(|weak| Shared {
             state: RwLock::new(State::default()),
-            version: AtomicU64::new(0),
-            views: ArcSwap::from_pointee(ViewCache::default()),
+            views: ViewCache::new(),
             listeners: RwLock::new(Vec::new()),
             default_mode: self.default_mode,
             transport: RwLock::new(None),
@@ -181,7 +169,7 @@ impl Registry {
     /// this is `g`: a scheduler that prepared a call can skip resolving its tool again at
     /// dispatch. One atomic load.
     pub fn generation(&self) -> u64 {
-        self.shared.version.load(Ordering::SeqCst)
+        self.shared.views.version()
     }
 
     /// Calls `listener` after every change (registration, disposal, restriction, mode). A
@@ -532,11 +520,7 @@ impl Shared {
     /// that held something).
     pub(crate) fn drop_layer(&self, key: u64) -> bool {
         let removed = write(&self.state).layers.remove(&key);
-        self.views.rcu(|views| {
-            let mut views = ViewCache::clone(views);
-            views.remove(&key);
-            views
-        });
+        self.views.forget(key);
         if let Some(layer) = removed {
             let budgets = layer
                 .tools
@@ -564,10 +548,7 @@ impl Shared {
 
     /// Makes every cached view stale.
     fn invalidate(&self) {
-        // The version moves first: a view built before this point and still being cached
-        // sees the new version when its swap retries, and is not cached.
-        self.version.fetch_add(1, Ordering::SeqCst);
-        self.views.store(Arc::new(ViewCache::default()));
+        self.views.invalidate();
     }
 
     /// Invalidates the views, then tells every listener, outside every lock.
@@ -587,54 +568,33 @@ impl Shared {
         }
     }
 
-    fn view(&self, agent: Option<&AgentScope>) -> Arc<View> {
+    /// Runs `f` with the cached view of `agent`'s scope (built and cached first if there is
+    /// none), borrowed from the cache.
+    fn with_cached<R>(&self, agent: Option<&AgentScope>, f: impl FnOnce(&CachedView) -> R) -> R {
         let key = agent.map_or(GLOBAL, AgentScope::key);
-        if let Some(cached) = self.views.load().get(&key) {
-            return Arc::clone(&cached.view);
-        }
-        Arc::clone(&self.build_view(key, agent).view)
+        let build = || {
+            let state = read(&self.state);
+            let version = self.views.version();
+            let transport = read(&self.transport).clone();
+            let view =
+                build_view(&state, agent, self.default_mode, transport).at_generation(version);
+            (view, version)
+        };
+        self.views.with(key, build, f)
+    }
+
+    fn view(&self, agent: Option<&AgentScope>) -> Arc<View> {
+        self.with_cached(agent, |cached| Arc::clone(&cached.view))
     }
 
     /// The current view of `agent`'s scope through the current thread slot's handle.
     fn held_view(&self, agent: Option<&AgentScope>) -> HeldView {
-        let key = agent.map_or(GLOBAL, AgentScope::key);
-        if let Some(cached) = self.views.load().get(&key) {
-            return cached.held();
-        }
-        self.build_view(key, agent).held()
+        self.with_cached(agent, CachedView::held)
     }
 
     /// Runs `f` with the current view of `agent`'s scope, borrowed from the cache.
     fn with_view<R>(&self, agent: Option<&AgentScope>, f: impl FnOnce(&View) -> R) -> R {
-        let key = agent.map_or(GLOBAL, AgentScope::key);
-        {
-            let views = self.views.load();
-            if let Some(cached) = views.get(&key) {
-                return f(&cached.view);
-            }
-        }
-        f(&self.build_view(key, agent).view)
-    }
-
-    /// Builds the view of a scope that has none cached, and caches it unless the registry
-    /// changed meanwhile.
-    fn build_view(&self, key: u64, agent: Option<&AgentScope>) -> Arc<CachedView> {
-        let (view, version) = {
-            let state = read(&self.state);
-            let version = self.version.load(Ordering::SeqCst);
-            let transport = read(&self.transport).clone();
-            let view =
-                build_view(&state, agent, self.default_mode, transport).at_generation(version);
-            (Arc::new(CachedView::new(Arc::new(view))), version)
-        };
-        self.views.rcu(|views| {
-            let mut views = ViewCache::clone(views);
-            if self.version.load(Ordering::SeqCst) == version {
-                views.insert(key, Arc::clone(&view));
-            }
-            views
-        });
-        view
+        self.with_cached(agent, |cached| f(&cached.view))
     }
 }
 
