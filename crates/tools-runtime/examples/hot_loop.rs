@@ -11,6 +11,8 @@
 //! - `a`: `Pipeline::execute` of `noop`, polled without an executor (scenario a);
 //! - `e2`: the same with `NESTED_SPEC` parameters and `NESTED_ARGS` (scenario e2);
 //! - `clone`: only the clone (and drop) of `NESTED_ARGS`, e2's bare baseline;
+//! - `wire_openai`, `wire_anthropic`: e2's call as a host gets it, parsed from one model
+//!   response (`Provider::parse`: arguments as text, or as a value) and executed;
 //! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
 //! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
 //! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile; `e3_json`: the same, then
@@ -42,7 +44,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_pipeline::Pipeline;
 use tools_registry::{Registry, define_tool};
-use tools_runtime::{ToolCall, ToolRuntime};
+use tools_runtime::{Provider, ToolCall, ToolRuntime};
 
 #[path = "../../tools-registry/benches/common/tools.rs"]
 mod tools;
@@ -222,6 +224,35 @@ fn main() {
                 }
                 let call = ToolCall::new(i.to_string(), name, black_box(&arguments).clone());
                 let result = now(pipeline.execute(call.unwrap()));
+                assert!(!result.is_error());
+                black_box(result);
+            }
+            started.elapsed() / u32::try_from(n).unwrap()
+        }
+        "wire_openai" | "wire_anthropic" => {
+            // One model response's call of `nested` with `NESTED_ARGS`, parsed from the
+            // provider's wire (the host's path: text for OpenAI, a value for Anthropic)
+            // and executed.
+            let pipeline = pipeline();
+            let (provider, response) = if mode == "wire_openai" {
+                let call = json!({"id": "call_0123456789abcdefghijklmn", "type": "function",
+                    "function": {"name": "nested", "arguments": nested::NESTED_ARGS}});
+                let message = json!({"role": "assistant", "tool_calls": [call]});
+                (
+                    Provider::OpenAiChat,
+                    json!({"choices": [{"message": message}]}),
+                )
+            } else {
+                let input: Value = serde_json::from_str(nested::NESTED_ARGS).unwrap();
+                let block = json!({"type": "tool_use", "id": "toolu_0123456789abcdefghijklmn",
+                    "name": "nested", "input": input});
+                (Provider::Anthropic, json!({"content": [block]}))
+            };
+            let started = Instant::now();
+            for _ in 0..n {
+                let mut calls = provider.parse(black_box(&response), None).unwrap();
+                let call = calls.pop().unwrap().call.unwrap();
+                let result = now(pipeline.execute(call));
                 assert!(!result.is_error());
                 black_box(result);
             }

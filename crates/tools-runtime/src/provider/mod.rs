@@ -188,7 +188,12 @@ pub struct ModelCall {
     pub call_id: String,
     /// The tool's name as the model wrote it.
     pub name: String,
-    /// The call, or its `INVALID_ARGS` result.
+    /// The call, or its `INVALID_ARGS` result. Arguments read from the wire are checked
+    /// at the lossless boundary here, once: the call carries that snapshot
+    /// ([`ToolCall::json_arguments`]) and the pipeline runs on it without copying or
+    /// checking it again. Only arguments mapped back from a strict declaration, and an
+    /// object some gateways send in place of text, stay wire values
+    /// ([`ToolCall::arguments`]), which the pipeline checks as it checks any.
     pub call: Result<ToolCall, ToolResult>,
 }
 

@@ -67,7 +67,7 @@ pub(super) fn calls(
                     text(block, "id").ok_or_else(|| bad(format!("content[{i}] has no `id`")))?;
                 let name = text(block, "name")
                     .ok_or_else(|| bad(format!("content[{i}] has no `name`")))?;
-                let input = block.get("input").cloned().unwrap_or(Value::Null);
+                let input = block.get("input").unwrap_or(&Value::Null);
                 out.push(from_value(call_id, name, input, declarations));
             }
         }
@@ -79,6 +79,14 @@ fn text(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
+/// A call's arguments once read: the lossless snapshot the wire's text was parsed into
+/// (handed to the pipeline as it is: no second copy and no second check), or a value the
+/// pipeline takes across the lossless boundary itself.
+enum Arguments {
+    Snapshot(JsonValue),
+    Wire(Value),
+}
+
 /// A call whose arguments are JSON text (OpenAI).
 fn from_text(
     call_id: String,
@@ -88,12 +96,14 @@ fn from_text(
 ) -> ModelCall {
     let parsed = match arguments {
         // An empty string is how some models send "no arguments".
-        Value::String(text) if text.trim().is_empty() => Ok(Value::Object(serde_json::Map::new())),
+        Value::String(text) if text.trim().is_empty() => {
+            Ok(Arguments::Wire(Value::Object(serde_json::Map::new())))
+        }
         Value::String(text) => JsonValue::parse(text)
-            .map(|v| v.as_value().clone())
+            .map(Arguments::Snapshot)
             .map_err(|e| invalid(&name, &format!("{e}"), text)),
         // Some gateways send the object itself.
-        Value::Object(_) => Ok(arguments.clone()),
+        Value::Object(_) => Ok(Arguments::Wire(arguments.clone())),
         other => Err(invalid(
             &name,
             "arguments must be a JSON object",
@@ -103,15 +113,16 @@ fn from_text(
     finish(call_id, name, parsed, declarations)
 }
 
-/// A call whose arguments are a JSON value already (Anthropic).
+/// A call whose arguments are a JSON value already (Anthropic): copied out of the
+/// response once and checked once.
 fn from_value(
     call_id: String,
     name: String,
-    input: Value,
+    input: &Value,
     declarations: Option<&Declarations>,
 ) -> ModelCall {
     let checked = JsonValue::new(input.clone())
-        .map(|v| v.as_value().clone())
+        .map(Arguments::Snapshot)
         .map_err(|e| invalid(&name, &format!("{e}"), &input.to_string()));
     finish(call_id, name, checked, declarations)
 }
@@ -119,14 +130,29 @@ fn from_value(
 fn finish(
     call_id: String,
     name: String,
-    arguments: Result<Value, ToolResult>,
+    arguments: Result<Arguments, ToolResult>,
     declarations: Option<&Declarations>,
 ) -> ModelCall {
-    let call = arguments.and_then(|mut args| {
-        if let Some(strict) = declarations.and_then(|d| d.strict_form(&name)) {
-            strict.restore(&mut args);
-        }
-        ToolCall::new(call_id.as_str(), &name, args).map_err(|_| {
+    let strict = declarations.and_then(|d| d.strict_form(&name));
+    let call = arguments.and_then(|arguments| {
+        let call = match (arguments, strict) {
+            (Arguments::Snapshot(args), None) => ToolCall::from_json(call_id.as_str(), &name, args),
+            // Decoded under a strict schema: mapped back in place (the snapshot is not
+            // shared yet, so taking its value copies nothing) and checked again by the
+            // pipeline, as any value is.
+            (Arguments::Snapshot(args), Some(strict)) => {
+                let mut args = args.into_value();
+                strict.restore(&mut args);
+                ToolCall::new(call_id.as_str(), &name, args)
+            }
+            (Arguments::Wire(mut args), strict) => {
+                if let Some(strict) = strict {
+                    strict.restore(&mut args);
+                }
+                ToolCall::new(call_id.as_str(), &name, args)
+            }
+        };
+        call.map_err(|_| {
             ToolResult::coded(ErrorCode::UnknownTool, "the tool call has an empty name")
         })
     });

@@ -211,6 +211,44 @@ fn arguments_that_are_not_json_are_invalid_args_quoting_a_bounded_excerpt() {
 }
 
 #[test]
+fn parsed_arguments_reach_the_pipeline_as_the_one_snapshot_they_were_read_into() {
+    let runtime = runtime();
+    for (provider, name) in PROVIDERS {
+        let recorded = response(
+            provider,
+            &[("c1", "read", r#"{"path": "/a", "offset": 2.0}"#)],
+        );
+        let calls = provider.parse(&recorded, None).unwrap();
+        let Ok(call) = &calls[0].call else {
+            panic!("{name}: not parsed")
+        };
+        // Read once into a canonical lossless snapshot, handed on as it is: the pipeline
+        // neither copies it back into a wire value nor checks it again.
+        let snapshot = call.json_arguments().unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(
+            snapshot.to_string(),
+            r#"{"path":"/a","offset":2}"#,
+            "{name}"
+        );
+        assert!(call.arguments().is_none(), "{name}");
+        // Under a strict declaration the value is mapped back first, so it is a wire value
+        // again (the pipeline checks it as it checks any).
+        let declarations = provider.declare(&runtime.wire_schemas(None), true);
+        if declarations.is_strict("read") {
+            let strict = response(
+                provider,
+                &[("c1", "read", r#"{"path": "/a", "offset": null}"#)],
+            );
+            let calls = provider.parse(&strict, Some(&declarations)).unwrap();
+            let Ok(call) = &calls[0].call else {
+                panic!("{name}: not parsed")
+            };
+            assert_eq!(call.arguments(), Some(&json!({"path": "/a"})), "{name}");
+        }
+    }
+}
+
+#[test]
 fn responses_of_another_shape_are_errors_not_panics() {
     let bad = [
         (
