@@ -16,7 +16,6 @@
 //! task per batch (only when some call brought its own token) cancels that child when the
 //! call's own token is cancelled. The watcher ends with the batch.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -118,6 +117,9 @@ struct Slot {
     span: Option<(tracing::Span, Instant)>,
     parked: Option<Pending>,
     exclusive: bool,
+    /// The dispatch task while it runs: a task that fails (never a tool's panic, which
+    /// the pipeline catches) is found by its id among the calls in flight.
+    task: Option<tokio::task::Id>,
 }
 
 async fn drive(
@@ -155,6 +157,7 @@ async fn drive(
             span: None,
             parked: None,
             exclusive: false,
+            task: None,
         })
         .collect();
 
@@ -166,7 +169,6 @@ async fn drive(
 
     let mut results: Vec<Option<ToolResult>> = (0..n).map(|_| None).collect();
     let mut in_flight: JoinSet<(usize, Pending)> = JoinSet::new();
-    let mut task_index: HashMap<tokio::task::Id, usize> = HashMap::new();
     let (mut next, mut commit) = (0usize, 0usize);
     let mut exclusive_active = false;
 
@@ -240,8 +242,7 @@ async fn drive(
                     let index = next;
                     let dispatch = async move { (index, pipeline.dispatch(ready).await) }
                         .instrument(span.clone());
-                    let handle = in_flight.spawn(dispatch);
-                    task_index.insert(handle.id(), index);
+                    slots[next].task = Some(in_flight.spawn(dispatch).id());
                 }
                 Prepared::Settled(pending) => slots[next].parked = Some(pending),
             }
@@ -271,20 +272,24 @@ async fn drive(
         }
         if let Some(joined) = in_flight.join_next_with_id().await {
             match joined {
-                Ok((id, (index, pending))) => {
-                    task_index.remove(&id);
+                Ok((_, (index, pending))) => {
+                    slots[index].task = None;
                     slots[index].parked = Some(pending);
                 }
                 Err(error) => {
                     // A dispatch task itself failed (the pipeline catches panics of user
                     // code, so this is an internal failure): the call gets an error result.
-                    let index = task_index.remove(&error.id());
+                    // Rare: a scan of the calls started and not committed, not a map
+                    // kept up to date for every call.
+                    let failed = Some(error.id());
+                    let index = (commit..next).find(|&i| slots[i].task == failed);
                     tracing::error!(%error, ?index, "a tool dispatch task failed");
                     if let Some(index) = index {
                         results[index] = Some(ToolResult::failure(ToolError::new(format!(
                             "internal scheduler failure: {error}"
                         ))));
                         slots[index].span = None;
+                        slots[index].task = None;
                     }
                 }
             }
