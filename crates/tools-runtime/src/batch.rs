@@ -22,7 +22,6 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tools_pipeline::{
     ApprovalOutcome, ApprovalRequest, Decided, Pending, Prepared, ToolCall, ToolError, ToolResult,
@@ -117,9 +116,36 @@ struct Slot {
     span: Option<(tracing::Span, Instant)>,
     parked: Option<Pending>,
     exclusive: bool,
-    /// The dispatch task while it runs: a task that fails (never a tool's panic, which
-    /// the pipeline catches) is found by its id among the calls in flight.
-    task: Option<tokio::task::Id>,
+}
+
+/// What a dispatch task sends back: the call's index and its candidate result, or `None`
+/// when the task ended without one.
+type Dispatched = (usize, Option<Pending>);
+
+/// Sends a dispatch task's outcome to the scheduler exactly once: the candidate result
+/// when the dispatch finishes, or, should the task end without one (a panic outside the
+/// user code the pipeline already catches, or its runtime shutting down), `None` from
+/// `Drop`, so that the scheduler never waits for a call that cannot settle.
+struct Report {
+    index: usize,
+    to: Option<mpsc::UnboundedSender<Dispatched>>,
+}
+
+impl Report {
+    fn send(mut self, pending: Pending) {
+        if let Some(to) = self.to.take() {
+            // The scheduler is gone only when the batch's future was dropped.
+            let _ = to.send((self.index, Some(pending)));
+        }
+    }
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        if let Some(to) = self.to.take() {
+            let _ = to.send((self.index, None));
+        }
+    }
 }
 
 async fn drive(
@@ -157,7 +183,6 @@ async fn drive(
             span: None,
             parked: None,
             exclusive: false,
-            task: None,
         })
         .collect();
 
@@ -168,7 +193,11 @@ async fn drive(
     }
 
     let mut results: Vec<Option<ToolResult>> = (0..n).map(|_| None).collect();
-    let mut in_flight: JoinSet<(usize, Pending)> = JoinSet::new();
+    // Dispatches run as their own tasks (so that they use every worker) and report back
+    // through one channel: a task is spawned and forgotten, with no set of handles whose
+    // shared lock every finishing task would take.
+    let (done, mut finished) = mpsc::unbounded_channel::<Dispatched>();
+    let mut in_flight = 0usize;
     let (mut next, mut commit) = (0usize, 0usize);
     let mut exclusive_active = false;
 
@@ -211,8 +240,8 @@ async fn drive(
             };
             let mode = pipeline.classify(call);
             let may_start = match mode {
-                ExecutionMode::Exclusive => commit == next && in_flight.is_empty(),
-                ExecutionMode::Parallel => !exclusive_active && in_flight.len() < cap,
+                ExecutionMode::Exclusive => commit == next && in_flight == 0,
+                ExecutionMode::Parallel => !exclusive_active && in_flight < cap,
             };
             if !may_start {
                 break;
@@ -239,17 +268,21 @@ async fn drive(
             match prepared {
                 Prepared::Dispatch(ready) => {
                     let pipeline = pipeline.clone();
-                    let index = next;
-                    let dispatch = async move { (index, pipeline.dispatch(ready).await) }
+                    let report = Report {
+                        index: next,
+                        to: Some(done.clone()),
+                    };
+                    let dispatch = async move { report.send(pipeline.dispatch(ready).await) }
                         .instrument(span.clone());
-                    slots[next].task = Some(in_flight.spawn(dispatch).id());
+                    drop(tokio::spawn(dispatch));
+                    in_flight += 1;
                 }
                 Prepared::Settled(pending) => slots[next].parked = Some(pending),
             }
             slots[next].span = started.map(|started| (span, started));
             next += 1;
         }
-        if cancel.is_cancelled() && in_flight.is_empty() && commit == next {
+        if cancel.is_cancelled() && in_flight == 0 && commit == next {
             // Nothing in flight: every call not started gets its cancellation result.
             for (index, slot) in results.iter_mut().enumerate().skip(next) {
                 let result = ToolResult::aborted_before_dispatch();
@@ -261,7 +294,7 @@ async fn drive(
             }
             break;
         }
-        if in_flight.is_empty() {
+        if in_flight == 0 {
             if commit < next && slots[commit].parked.is_none() && results[commit].is_none() {
                 // Unreachable by construction; never spin.
                 results[commit] = Some(ToolResult::failure(ToolError::new(
@@ -270,27 +303,18 @@ async fn drive(
             }
             continue;
         }
-        if let Some(joined) = in_flight.join_next_with_id().await {
-            match joined {
-                Ok((_, (index, pending))) => {
-                    slots[index].task = None;
-                    slots[index].parked = Some(pending);
-                }
-                Err(error) => {
-                    // A dispatch task itself failed (the pipeline catches panics of user
-                    // code, so this is an internal failure): the call gets an error result.
-                    // Rare: a scan of the calls started and not committed, not a map
-                    // kept up to date for every call.
-                    let failed = Some(error.id());
-                    let index = (commit..next).find(|&i| slots[i].task == failed);
-                    tracing::error!(%error, ?index, "a tool dispatch task failed");
-                    if let Some(index) = index {
-                        results[index] = Some(ToolResult::failure(ToolError::new(format!(
-                            "internal scheduler failure: {error}"
-                        ))));
-                        slots[index].span = None;
-                        slots[index].task = None;
-                    }
+        // The scheduler holds a sender itself, so the channel never closes while calls
+        // are in flight: `None` cannot come before every report.
+        if let Some((index, pending)) = finished.recv().await {
+            in_flight -= 1;
+            match pending {
+                Some(pending) => slots[index].parked = Some(pending),
+                None => {
+                    tracing::error!(index, "a tool dispatch task ended without a result");
+                    results[index] = Some(ToolResult::failure(ToolError::new(
+                        "internal scheduler failure: the dispatch task ended without a result",
+                    )));
+                    slots[index].span = None;
                 }
             }
         }
@@ -380,5 +404,38 @@ async fn ask_once(
     };
     for (index, outcome) in indices.into_iter().zip(outcomes) {
         slots[index].answer = Some(outcome);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_dropped_unsent_says_that_its_call_has_no_result() {
+        let (to, mut from) = mpsc::unbounded_channel();
+        drop(Report {
+            index: 7,
+            to: Some(to),
+        });
+        assert!(matches!(from.try_recv(), Ok((7, None))));
+        // Exactly once.
+        assert!(from.try_recv().is_err());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_dispatch_task_that_panics_still_reports_so_the_scheduler_never_waits_for_it() {
+        let (to, mut from) = mpsc::unbounded_channel();
+        let report = Report {
+            index: 3,
+            to: Some(to),
+        };
+        let task = tokio::spawn(async move {
+            let _report = report;
+            std::panic::resume_unwind(Box::new("a dispatch task failed"));
+        });
+        assert!(task.await.is_err());
+        assert!(matches!(from.recv().await, Some((3, None))));
+        assert!(from.recv().await.is_none());
     }
 }
