@@ -57,6 +57,9 @@ impl Code {
 struct Failure {
     message: String,
     index: usize,
+    /// The text nests deeper than the parser's limit (see [`parse_text_within`]); the
+    /// message and index are then unused.
+    too_deep: bool,
 }
 
 impl Failure {
@@ -64,6 +67,15 @@ impl Failure {
         Failure {
             message: code.message().to_owned(),
             index,
+            too_deep: false,
+        }
+    }
+
+    fn too_deep() -> Failure {
+        Failure {
+            message: String::new(),
+            index: 0,
+            too_deep: true,
         }
     }
 
@@ -277,13 +289,35 @@ fn relocate(error: &serde_json::Error, lexeme: &str, start: usize) -> Failure {
     Failure {
         message,
         index: start + line_start + error.column(),
+        too_deep: false,
     }
 }
 
 /// Parses JSON text into a `Value` without recursion; errors read like `serde_json`'s.
+#[cfg(test)]
 pub(crate) fn parse_text(text: &str) -> Result<Value, String> {
+    parse_text_within(text, usize::MAX).map_err(|error| match error {
+        TextError::Malformed(message) => message,
+        TextError::TooDeep => String::new(),
+    })
+}
+
+/// Why text did not parse under a depth limit.
+#[derive(Debug)]
+pub(crate) enum TextError {
+    /// Not JSON: `serde_json`'s message, with its line and column.
+    Malformed(String),
+    /// A container opens deeper than the limit, in a well-formed prefix of the text.
+    TooDeep,
+}
+
+/// Parses JSON text whose containers nest at most `limit` deep (the first container is at
+/// depth 1). The parser stops at the first container that would exceed the limit: every
+/// byte before it is well formed, so the text's brackets (outside strings) nest that deep
+/// too, whatever follows.
+pub(crate) fn parse_text_within(text: &str, limit: usize) -> Result<Value, TextError> {
     let mut stack: Vec<Frame> = Vec::new();
-    let result = run(text, &mut stack);
+    let result = run(text, &mut stack, limit);
     // A failure leaves open containers behind, whose finished children may be deep.
     for frame in stack {
         match frame {
@@ -291,10 +325,16 @@ pub(crate) fn parse_text(text: &str) -> Result<Value, String> {
             Frame::Object(map, _) => drop_deep(Value::Object(map)),
         }
     }
-    result.map_err(|failure| failure.render(text))
+    result.map_err(|failure| {
+        if failure.too_deep {
+            TextError::TooDeep
+        } else {
+            TextError::Malformed(failure.render(text))
+        }
+    })
 }
 
-fn run(text: &str, stack: &mut Vec<Frame>) -> Result<Value, Failure> {
+fn run(text: &str, stack: &mut Vec<Frame>, limit: usize) -> Result<Value, Failure> {
     let mut p = Parser {
         text,
         bytes: text.as_bytes(),
@@ -327,6 +367,9 @@ fn run(text: &str, stack: &mut Vec<Frame>) -> Result<Value, Failure> {
                     }
                     b'-' | b'0'..=b'9' => p.number()?,
                     b'"' => Value::String(p.string()?),
+                    // Every enclosing container is on the stack (an object from its first
+                    // key on, which comes before any of its values).
+                    b'[' | b'{' if stack.len() >= limit => return Err(Failure::too_deep()),
                     b'[' => {
                         p.at += 1;
                         stack.push(Frame::Array(Vec::new()));

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::limits::Limits;
+use crate::parse::TextError;
 use crate::{Error, Path, Violation, ViolationKind};
 
 /// Compact JSON text of a value of any depth, without deep recursion; the same text as
@@ -179,17 +180,110 @@ fn text_depth_within(text: &str, limit: usize) -> bool {
 }
 
 /// Parses JSON text under the depth limit.
+///
+/// Text that nests too deep is refused as too deep even where it is also malformed further
+/// on. The parser checks the depth as it opens containers, so valid text is read in one
+/// pass; only text that fails to parse is scanned for its depth, to tell the two apart.
 pub(crate) fn parse_value(text: &str, limits: &Limits) -> Result<Value, Error> {
-    if !text_depth_within(text, limits.max_depth) {
-        return Err(Error::NotLossless {
-            violations: vec![Violation::new(
-                Path::root("value"),
-                ViolationKind::TooDeep {
-                    limit: limits.max_depth,
-                },
-            )]
-            .into(),
-        });
+    let too_deep = || Error::NotLossless {
+        violations: vec![Violation::new(
+            Path::root("value"),
+            ViolationKind::TooDeep {
+                limit: limits.max_depth,
+            },
+        )]
+        .into(),
+    };
+    match crate::parse::parse_text_within(text, limits.max_depth) {
+        Ok(value) => Ok(value),
+        Err(TextError::TooDeep) => Err(too_deep()),
+        Err(TextError::Malformed(_)) if !text_depth_within(text, limits.max_depth) => {
+            Err(too_deep())
+        }
+        Err(TextError::Malformed(message)) => Err(Error::Parse(message)),
     }
-    crate::parse::parse_text(text).map_err(Error::Parse)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What `parse_value` did before the parser checked the depth itself: scan the whole
+    /// text for its depth, then parse it.
+    fn scan_then_parse(text: &str, limits: &Limits) -> Result<Value, Error> {
+        if !text_depth_within(text, limits.max_depth) {
+            return Err(Error::NotLossless {
+                violations: vec![Violation::new(
+                    Path::root("value"),
+                    ViolationKind::TooDeep {
+                        limit: limits.max_depth,
+                    },
+                )]
+                .into(),
+            });
+        }
+        crate::parse::parse_text(text).map_err(Error::Parse)
+    }
+
+    fn same(text: &str, max_depth: usize) {
+        let limits = Limits::default().with_max_depth(max_depth);
+        assert_eq!(
+            format!("{:?}", parse_value(text, &limits)),
+            format!("{:?}", scan_then_parse(text, &limits)),
+            "{text:?} at depth {max_depth}"
+        );
+    }
+
+    #[test]
+    fn too_deep_wins_over_a_later_or_an_earlier_syntax_error() {
+        for text in [
+            "[[[1]]]",
+            "[[[1]]",
+            "[x, [[[1]]]]",
+            "{\"a\": x, \"b\": [[[1]]]}",
+            "[[[x]]]",
+            "[\"[[[\", 1]",
+            "{\"a\": {}, \"b\": {\"c\": []}}",
+            "[[]] trailing",
+            "]]]",
+            "",
+        ] {
+            for max_depth in 0..5 {
+                same(text, max_depth);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// Texts of brackets, strings (with escaped quotes and brackets inside), numbers,
+        /// separators and stray letters: valid, malformed and deep in every mix.
+        #[test]
+        fn the_one_pass_parse_answers_as_the_scan_then_parse_did(
+            tokens in proptest::collection::vec(
+                prop::sample::select(vec![
+                    "[", "]", "{", "}", "\"k\"", "\"[\\\"{\"", ":", ",", "1", "-0", "x", " ",
+                ]),
+                0..24,
+            ),
+            max_depth in 0usize..6,
+        ) {
+            same(&tokens.concat(), max_depth);
+        }
+
+        #[test]
+        fn nested_valid_text_is_refused_exactly_past_the_limit(
+            depth in 0usize..12,
+            max_depth in 0usize..12,
+            object in any::<bool>(),
+        ) {
+            let (open, close) = if object { ("{\"a\":", "}") } else { ("[", "]") };
+            let text = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+            same(&text, max_depth);
+            prop_assert_eq!(parse_value(&text, &Limits::default().with_max_depth(max_depth)).is_ok(), depth <= max_depth);
+        }
+    }
 }
