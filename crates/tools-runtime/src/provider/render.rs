@@ -1,44 +1,56 @@
 //! Results as each wire's result messages: one per call in the model's order, then the
 //! step's contexts (and images where a tool result cannot carry them).
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 use tools_pipeline::ToolResult;
 use tools_presentation::ContentBlock;
 
 use super::{ModelCall, Provider};
 
-/// One piece of a result or context, as the wires see it.
-enum Part {
-    Text(String),
-    Image { media_type: String, data: String },
+/// One piece of a result or context, as the wires see it, borrowed from the result: a
+/// tool's text and an image's data are copied once, into the message that carries them.
+enum Part<'a> {
+    Text(Cow<'a, str>),
+    Image { media_type: &'a str, data: &'a str },
 }
 
-fn parts(blocks: &[ContentBlock]) -> Vec<Part> {
+fn parts(blocks: &[ContentBlock]) -> Vec<Part<'_>> {
     blocks
         .iter()
         .map(|block| match block {
             ContentBlock::Other(other) if other.block_type() == "image" => {
                 let object = other.as_object();
-                let field = |k: &str| object.get(k).and_then(Value::as_str).map(str::to_owned);
+                let field = |k: &str| object.get(k).and_then(Value::as_str);
                 match (field("mimeType"), field("data")) {
                     (Some(media_type), Some(data)) => Part::Image { media_type, data },
-                    _ => Part::Text(Value::Object(object.clone()).to_string()),
+                    _ => Part::Text(Cow::Owned(
+                        serde_json::to_string(object).unwrap_or_default(),
+                    )),
                 }
             }
-            ContentBlock::Other(other) => {
-                Part::Text(Value::Object(other.as_object().clone()).to_string())
-            }
+            ContentBlock::Other(other) => Part::Text(Cow::Owned(
+                serde_json::to_string(other.as_object()).unwrap_or_default(),
+            )),
             other => Part::Text(other.as_text().map_or_else(
-                || serde_json::to_string(other).unwrap_or_default(),
-                str::to_owned,
+                || Cow::Owned(serde_json::to_string(other).unwrap_or_default()),
+                Cow::Borrowed,
             )),
         })
         .collect()
 }
 
 /// The text parts, joined by newlines.
-fn text_of(parts: &[Part]) -> String {
-    let mut out = String::new();
+fn text_of(parts: &[Part<'_>]) -> String {
+    let len = parts
+        .iter()
+        .map(|part| match part {
+            Part::Text(text) => text.len() + 1,
+            Part::Image { .. } => 0,
+        })
+        .sum();
+    let mut out = String::with_capacity(len);
     for part in parts {
         if let Part::Text(text) = part {
             if !out.is_empty() {
@@ -60,7 +72,7 @@ pub(super) fn messages(
     results: &[ToolResult],
 ) -> Vec<Value> {
     let pairs = calls.iter().zip(results);
-    let contexts: Vec<Part> = results
+    let contexts: Vec<Part<'_>> = results
         .iter()
         .flat_map(|r| r.contexts().iter().flat_map(|c| parts(&c.content)))
         .collect();
@@ -141,7 +153,7 @@ pub(super) fn messages(
     }
 }
 
-fn responses_part(part: &Part) -> Value {
+fn responses_part(part: &Part<'_>) -> Value {
     match part {
         Part::Text(text) => json!({"type": "input_text", "text": text}),
         Part::Image { media_type, data } => {
@@ -150,7 +162,7 @@ fn responses_part(part: &Part) -> Value {
     }
 }
 
-fn chat_part(part: &Part) -> Value {
+fn chat_part(part: &Part<'_>) -> Value {
     match part {
         Part::Text(text) => json!({"type": "text", "text": text}),
         Part::Image { media_type, data } => {
@@ -159,7 +171,7 @@ fn chat_part(part: &Part) -> Value {
     }
 }
 
-fn anthropic_part(part: &Part) -> Value {
+fn anthropic_part(part: &Part<'_>) -> Value {
     match part {
         Part::Text(text) => json!({"type": "text", "text": text}),
         Part::Image { media_type, data } => json!({
