@@ -13,6 +13,9 @@
 //! - `clone`: only the clone (and drop) of `NESTED_ARGS`, e2's bare baseline;
 //! - `wire_openai`, `wire_anthropic`: e2's call as a host gets it, parsed from one model
 //!   response (`Provider::parse`: arguments as text, or as a value) and executed;
+//! - `turn_openai`, `turn_anthropic`: `ToolRuntime::run_turn` of one response with four
+//!   such calls (parse, batch, result messages) on a 1-worker runtime, per call (`N`
+//!   counts turns);
 //! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
 //! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
 //! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile; `e3_json`: the same, then
@@ -257,6 +260,57 @@ fn main() {
                 black_box(result);
             }
             started.elapsed() / u32::try_from(n).unwrap()
+        }
+        "turn_openai" | "turn_anthropic" => {
+            // One model turn as a host runs it (`ToolRuntime::run_turn` on a 1-worker
+            // runtime): four calls of `nested` with `NESTED_ARGS` parsed from the response,
+            // run as a batch, and their result messages rendered; per call.
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            let runtime = ToolRuntime::new();
+            let nested = define_tool::<nested::NestedArgs, String>("nested", "Takes NESTED_SPEC.")
+                .body(|_args: nested::NestedArgs, _ctx| async { Ok("ok".to_owned()) })
+                .build()
+                .unwrap();
+            runtime.register(nested).unwrap().keep();
+            let ids = (0..4).map(|i| format!("call_{i:024}"));
+            let (provider, response) = if mode == "turn_openai" {
+                let calls: Vec<Value> = ids
+                    .map(|id| {
+                        json!({"id": id, "type": "function",
+                        "function": {"name": "nested", "arguments": nested::NESTED_ARGS}})
+                    })
+                    .collect();
+                let message = json!({"role": "assistant", "tool_calls": calls});
+                (
+                    Provider::OpenAiChat,
+                    json!({"choices": [{"message": message}]}),
+                )
+            } else {
+                let input: Value = serde_json::from_str(nested::NESTED_ARGS).unwrap();
+                let blocks: Vec<Value> = ids
+                    .map(|id| json!({"type": "tool_use", "id": id, "name": "nested", "input": input}))
+                    .collect();
+                (Provider::Anthropic, json!({"content": blocks}))
+            };
+            let started = Instant::now();
+            for _ in 0..n {
+                let step = rt
+                    .block_on(runtime.run_turn(
+                        provider,
+                        black_box(&response),
+                        None,
+                        None,
+                        CancellationToken::new(),
+                    ))
+                    .unwrap();
+                assert!(step.results.iter().all(|r| !r.is_error()));
+                black_box(step);
+            }
+            started.elapsed() / u32::try_from(n * 4).unwrap()
         }
         other => panic!("unknown mode {other:?}"),
     };

@@ -191,8 +191,8 @@ pub struct ModelCall {
     /// The call, or its `INVALID_ARGS` result. Arguments read from the wire are checked
     /// at the lossless boundary here, once: the call carries that snapshot
     /// ([`ToolCall::json_arguments`]) and the pipeline runs on it without copying or
-    /// checking it again. Only arguments mapped back from a strict declaration, and an
-    /// object some gateways send in place of text, stay wire values
+    /// checking it again (arguments decoded under a strict declaration are mapped back
+    /// first). Only an object some gateways send in place of text stays a wire value
     /// ([`ToolCall::arguments`]), which the pipeline checks as it checks any.
     pub call: Result<ToolCall, ToolResult>,
 }

@@ -1,7 +1,7 @@
 //! A model response's tool calls, per wire.
 
 use serde_json::Value;
-use tools_json::{ErrorCode, JsonValue};
+use tools_json::{ErrorCode, JsonValue, Limits};
 use tools_pipeline::{ToolCall, ToolResult};
 
 use super::{Declarations, ModelCall, Provider};
@@ -138,12 +138,16 @@ fn finish(
         let call = match (arguments, strict) {
             (Arguments::Snapshot(args), None) => ToolCall::from_json(call_id.as_str(), &name, args),
             // Decoded under a strict schema: mapped back in place (the snapshot is not
-            // shared yet, so taking its value copies nothing) and checked again by the
-            // pipeline, as any value is.
+            // shared yet, so taking its value copies nothing). Removing `null` members
+            // leaves a lossless, canonical value lossless, canonical and no deeper, so
+            // taking it across the boundary again cannot fail.
             (Arguments::Snapshot(args), Some(strict)) => {
                 let mut args = args.into_value();
                 strict.restore(&mut args);
-                ToolCall::new(call_id.as_str(), &name, args)
+                match JsonValue::with_limits_at(args, &Limits::default(), "arguments") {
+                    Ok(args) => ToolCall::from_json(call_id.as_str(), &name, args),
+                    Err(e) => return Err(invalid(&name, &format!("{e}"), "")),
+                }
             }
             (Arguments::Wire(mut args), strict) => {
                 if let Some(strict) = strict {
