@@ -14,8 +14,9 @@
 //! - `wire_openai`, `wire_anthropic`: e2's call as a host gets it, parsed from one model
 //!   response (`Provider::parse`: arguments as text, or as a value) and executed;
 //! - `turn_openai`, `turn_anthropic`: `ToolRuntime::run_turn` of one response with four
-//!   such calls (parse, batch, result messages) on a 1-worker runtime, per call (`N`
-//!   counts turns);
+//!   such calls (parse, batch, result messages), awaited by `block_on` on a 1-worker
+//!   runtime as `#[tokio::main]` awaits its main future, per call (`N` counts turns);
+//!   `turn1_openai`, `turn1_anthropic`: the same with one call;
 //! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
 //! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
 //! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile; `e3_json`: the same, then
@@ -261,7 +262,7 @@ fn main() {
             }
             started.elapsed() / u32::try_from(n).unwrap()
         }
-        "turn_openai" | "turn_anthropic" => {
+        "turn_openai" | "turn_anthropic" | "turn1_openai" | "turn1_anthropic" => {
             // One model turn as a host runs it (`ToolRuntime::run_turn` on a 1-worker
             // runtime): four calls of `nested` with `NESTED_ARGS` parsed from the response,
             // run as a batch, and their result messages rendered; per call.
@@ -276,8 +277,9 @@ fn main() {
                 .build()
                 .unwrap();
             runtime.register(nested).unwrap().keep();
-            let ids = (0..4).map(|i| format!("call_{i:024}"));
-            let (provider, response) = if mode == "turn_openai" {
+            let calls = if mode.starts_with("turn1_") { 1 } else { 4 };
+            let ids = (0..calls).map(|i| format!("call_{i:024}"));
+            let (provider, response) = if mode.ends_with("_openai") {
                 let calls: Vec<Value> = ids
                     .map(|id| {
                         json!({"id": id, "type": "function",
@@ -310,7 +312,7 @@ fn main() {
                 assert!(step.results.iter().all(|r| !r.is_error()));
                 black_box(step);
             }
-            started.elapsed() / u32::try_from(n * 4).unwrap()
+            started.elapsed() / u32::try_from(n * calls).unwrap()
         }
         other => panic!("unknown mode {other:?}"),
     };

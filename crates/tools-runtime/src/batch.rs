@@ -18,13 +18,16 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::task::Poll;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tools_pipeline::{
-    ApprovalOutcome, ApprovalRequest, Decided, Pending, Prepared, ToolCall, ToolError, ToolResult,
+    ApprovalOutcome, ApprovalRequest, Decided, Pending, Prepared, Ready, ToolCall, ToolError,
+    ToolResult,
 };
 use tools_registry::ExecutionMode;
 use tracing::Instrument;
@@ -87,12 +90,16 @@ impl ToolRuntime {
     /// Each call is cancelled by `cancel` and by its own token, if it has one.
     ///
     /// Call this on a tokio runtime: parallel dispatches are spawned as tasks so that they
-    /// use every worker thread.
+    /// use every worker thread. A call that runs alone is dispatched in place, on the
+    /// caller's task: spawning it would only hand it to another thread and back.
     ///
     /// # Cancel safety
     ///
     /// Dropping the future stops the scheduling; dispatches already spawned run to their
-    /// end without being completed. Cancel through `cancel` instead.
+    /// end without being completed. A call that runs alone (an exclusive call, or the last
+    /// call while nothing else runs) is dispatched by the scheduler itself instead of
+    /// spawned, and is dropped with the future: its body is dropped and its token
+    /// cancelled. Cancel through `cancel` instead.
     pub async fn run_batch(
         &self,
         calls: Vec<ToolCall>,
@@ -266,6 +273,24 @@ async fn drive(
             slots[next].exclusive = mode == ExecutionMode::Exclusive;
             exclusive_active |= slots[next].exclusive;
             match prepared {
+                // Nothing else runs or waits to be committed, and nothing can start beside
+                // this call (it is exclusive, or the batch's last): the driver dispatches
+                // it itself. Spawning it would only hand it to another thread and back
+                // (two wake-ups, most of a short call's time) and gain no overlap.
+                Prepared::Dispatch(ready)
+                    if in_flight == 0
+                        && commit == next
+                        && (slots[next].exclusive || next + 1 == n) =>
+                {
+                    let index = next;
+                    match dispatch_here(&pipeline, ready)
+                        .instrument(span.clone())
+                        .await
+                    {
+                        Some(pending) => slots[index].parked = Some(pending),
+                        None => results[index] = Some(dispatch_failed(index)),
+                    }
+                }
                 Prepared::Dispatch(ready) => {
                     let pipeline = pipeline.clone();
                     let report = Report {
@@ -310,10 +335,7 @@ async fn drive(
             match pending {
                 Some(pending) => slots[index].parked = Some(pending),
                 None => {
-                    tracing::error!(index, "a tool dispatch task ended without a result");
-                    results[index] = Some(ToolResult::failure(ToolError::new(
-                        "internal scheduler failure: the dispatch task ended without a result",
-                    )));
+                    results[index] = Some(dispatch_failed(index));
                     slots[index].span = None;
                 }
             }
@@ -327,6 +349,28 @@ async fn drive(
             })
         })
         .collect()
+}
+
+/// Dispatches a call on the driver's own task. A panic that escapes the pipeline (which
+/// already catches those of user code) gives `None`, as a failed dispatch task does.
+async fn dispatch_here(pipeline: &tools_pipeline::Pipeline, ready: Ready) -> Option<Pending> {
+    let mut dispatch = std::pin::pin!(pipeline.dispatch(ready));
+    std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| dispatch.as_mut().poll(cx))) {
+            Ok(Poll::Ready(pending)) => Poll::Ready(Some(pending)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(None),
+        }
+    })
+    .await
+}
+
+/// The result of a call whose dispatch ended without one.
+fn dispatch_failed(index: usize) -> ToolResult {
+    tracing::error!(index, "a tool dispatch ended without a result");
+    ToolResult::failure(ToolError::new(
+        "internal scheduler failure: the dispatch ended without a result",
+    ))
 }
 
 /// Aborts the watcher task when the batch ends (or its future is dropped).

@@ -472,3 +472,58 @@ fn fifty_mixed_calls_on_two_worker_threads_keep_their_order() {
         }
     });
 }
+
+/// A call that runs alone is dispatched on the scheduler's own task; calls that overlap are
+/// spawned, so that they use every worker. Awaited by `block_on`, as `#[tokio::main]` awaits
+/// its main future: the driver runs on the calling thread, a spawned task never does.
+#[test]
+fn a_call_that_runs_alone_is_dispatched_in_place_and_parallel_ones_are_spawned() {
+    use std::thread::ThreadId;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    let here = std::thread::current().id();
+    let threads: Arc<Mutex<Vec<(String, ThreadId)>>> = Arc::default();
+    let tools = runtime_with_cap(8);
+    for (name, safe) in [("r", true), ("w", false)] {
+        let threads = Arc::clone(&threads);
+        let tool = tools_runtime::ToolDefinition::builder(name, "records its thread")
+            .output(tools_registry::OutputDecl::text(json!({"type": "string"})))
+            .concurrency(move |_| safe)
+            .body(move |args, _ctx| {
+                let id = args.as_value()["id"].as_str().unwrap_or("").to_owned();
+                threads
+                    .lock()
+                    .unwrap()
+                    .push((id, std::thread::current().id()));
+                async { Ok(json!("ok")) }
+            })
+            .build()
+            .unwrap();
+        tools.register(tool).unwrap().keep();
+    }
+    let on = |id: &str| {
+        let threads = threads.lock().unwrap();
+        threads
+            .iter()
+            .find(|(t, _)| t == id)
+            .map(|(_, thread)| *thread)
+    };
+    // One call, an exclusive call between others, and the last call once nothing else
+    // runs: in place.
+    let calls = vec![call(1, "r", "lone")];
+    rt.block_on(tools.run_batch(calls, CancellationToken::new()));
+    let calls = vec![call(1, "w", "w1"), call(2, "w", "w2")];
+    rt.block_on(tools.run_batch(calls, CancellationToken::new()));
+    assert_eq!(on("lone"), Some(here));
+    assert_eq!(on("w1"), Some(here));
+    assert_eq!(on("w2"), Some(here));
+    // Two concurrency-safe calls that may overlap: both spawned (the second starts while
+    // the first is in flight).
+    let calls = vec![call(1, "r", "p1"), call(2, "r", "p2")];
+    let results = rt.block_on(tools.run_batch(calls, CancellationToken::new()));
+    assert!(results.iter().all(|r| !r.is_error()));
+    assert_ne!(on("p1"), Some(here));
+    assert!(on("p1").is_some());
+}
