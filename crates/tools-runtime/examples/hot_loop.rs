@@ -16,7 +16,8 @@
 //! - `turn_openai`, `turn_anthropic`: `ToolRuntime::run_turn` of one response with four
 //!   such calls (parse, batch, result messages), awaited by `block_on` on a 1-worker
 //!   runtime as `#[tokio::main]` awaits its main future, per call (`N` counts turns);
-//!   `turn1_openai`, `turn1_anthropic`: the same with one call;
+//!   `turn1_openai`, `turn1_anthropic`: the same with one call; `turnp_openai`: four calls
+//!   of a concurrency-safe `nested` (each is spawned, as they may overlap);
 //! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
 //! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
 //! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile; `e3_json`: the same, then
@@ -262,7 +263,7 @@ fn main() {
             }
             started.elapsed() / u32::try_from(n).unwrap()
         }
-        "turn_openai" | "turn_anthropic" | "turn1_openai" | "turn1_anthropic" => {
+        "turn_openai" | "turn_anthropic" | "turn1_openai" | "turn1_anthropic" | "turnp_openai" => {
             // One model turn as a host runs it (`ToolRuntime::run_turn` on a 1-worker
             // runtime): four calls of `nested` with `NESTED_ARGS` parsed from the response,
             // run as a batch, and their result messages rendered; per call.
@@ -272,11 +273,13 @@ fn main() {
                 .build()
                 .unwrap();
             let runtime = ToolRuntime::new();
-            let nested = define_tool::<nested::NestedArgs, String>("nested", "Takes NESTED_SPEC.")
-                .body(|_args: nested::NestedArgs, _ctx| async { Ok("ok".to_owned()) })
-                .build()
-                .unwrap();
-            runtime.register(nested).unwrap().keep();
+            let mut nested =
+                define_tool::<nested::NestedArgs, String>("nested", "Takes NESTED_SPEC.")
+                    .body(|_args: nested::NestedArgs, _ctx| async { Ok("ok".to_owned()) });
+            if mode.starts_with("turnp_") {
+                nested = nested.concurrency_safe();
+            }
+            runtime.register(nested.build().unwrap()).unwrap().keep();
             let calls = if mode.starts_with("turn1_") { 1 } else { 4 };
             let ids = (0..calls).map(|i| format!("call_{i:024}"));
             let (provider, response) = if mode.ends_with("_openai") {
