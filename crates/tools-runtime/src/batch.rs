@@ -91,7 +91,11 @@ impl ToolRuntime {
     ///
     /// Call this on a tokio runtime: parallel dispatches are spawned as tasks so that they
     /// use every worker thread. A call that runs alone is dispatched in place, on the
-    /// caller's task: spawning it would only hand it to another thread and back.
+    /// caller's task: spawning it would only hand it to another thread and back. Awaited
+    /// inside a task (`tokio::spawn`), the spawned dispatches start on that worker's own
+    /// queue; awaited by `block_on` (as `#[tokio::main]` awaits `main`), each one is
+    /// handed to a worker thread and its result back, which for short calls costs more
+    /// than the calls (see `docs/benchmarks.md`, fourteenth session).
     ///
     /// # Cancel safety
     ///
