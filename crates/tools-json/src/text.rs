@@ -185,15 +185,7 @@ fn text_depth_within(text: &str, limit: usize) -> bool {
 /// on. The parser checks the depth as it opens containers, so valid text is read in one
 /// pass; only text that fails to parse is scanned for its depth, to tell the two apart.
 pub(crate) fn parse_value(text: &str, limits: &Limits) -> Result<Value, Error> {
-    let too_deep = || Error::NotLossless {
-        violations: vec![Violation::new(
-            Path::root("value"),
-            ViolationKind::TooDeep {
-                limit: limits.max_depth,
-            },
-        )]
-        .into(),
-    };
+    let too_deep = || too_deep(limits.max_depth);
     match crate::parse::parse_text_within(text, limits.max_depth) {
         Ok(value) => Ok(value),
         Err(TextError::TooDeep) => Err(too_deep()),
@@ -201,6 +193,17 @@ pub(crate) fn parse_value(text: &str, limits: &Limits) -> Result<Value, Error> {
             Err(too_deep())
         }
         Err(TextError::Malformed(message)) => Err(Error::Parse(message)),
+    }
+}
+
+/// The refusal of text nested deeper than `limit`.
+fn too_deep(limit: usize) -> Error {
+    Error::NotLossless {
+        violations: vec![Violation::new(
+            Path::root("value"),
+            ViolationKind::TooDeep { limit },
+        )]
+        .into(),
     }
 }
 
@@ -214,15 +217,7 @@ mod tests {
     /// text for its depth, then parse it.
     fn scan_then_parse(text: &str, limits: &Limits) -> Result<Value, Error> {
         if !text_depth_within(text, limits.max_depth) {
-            return Err(Error::NotLossless {
-                violations: vec![Violation::new(
-                    Path::root("value"),
-                    ViolationKind::TooDeep {
-                        limit: limits.max_depth,
-                    },
-                )]
-                .into(),
-            });
+            return Err(too_deep(limits.max_depth));
         }
         crate::parse::parse_text(text).map_err(Error::Parse)
     }

@@ -84,6 +84,34 @@ fn pipeline() -> Pipeline {
     Pipeline::new(registry)
 }
 
+/// A model response with `calls` calls of `nested` with `NESTED_ARGS`: OpenAI Chat
+/// (arguments as text) or Anthropic (arguments as a value), with ids of the providers'
+/// lengths (29 and 30 bytes).
+fn nested_response(openai: bool, calls: usize) -> (Provider, Value) {
+    if openai {
+        let calls: Vec<Value> = (0..calls)
+            .map(|i| {
+                json!({"id": format!("call_{i:024}"), "type": "function",
+                    "function": {"name": "nested", "arguments": nested::NESTED_ARGS}})
+            })
+            .collect();
+        let message = json!({"role": "assistant", "tool_calls": calls});
+        (
+            Provider::OpenAiChat,
+            json!({"choices": [{"message": message}]}),
+        )
+    } else {
+        let input: Value = serde_json::from_str(nested::NESTED_ARGS).unwrap();
+        let blocks: Vec<Value> = (0..calls)
+            .map(|i| {
+                json!({"type": "tool_use", "id": format!("toolu_{i:024}"), "name": "nested",
+                    "input": input})
+            })
+            .collect();
+        (Provider::Anthropic, json!({"content": blocks}))
+    }
+}
+
 fn code_runs(mode: &str, n: usize) -> Duration {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -239,20 +267,7 @@ fn main() {
             // provider's wire (the host's path: text for OpenAI, a value for Anthropic)
             // and executed.
             let pipeline = pipeline();
-            let (provider, response) = if mode == "wire_openai" {
-                let call = json!({"id": "call_0123456789abcdefghijklmn", "type": "function",
-                    "function": {"name": "nested", "arguments": nested::NESTED_ARGS}});
-                let message = json!({"role": "assistant", "tool_calls": [call]});
-                (
-                    Provider::OpenAiChat,
-                    json!({"choices": [{"message": message}]}),
-                )
-            } else {
-                let input: Value = serde_json::from_str(nested::NESTED_ARGS).unwrap();
-                let block = json!({"type": "tool_use", "id": "toolu_0123456789abcdefghijklmn",
-                    "name": "nested", "input": input});
-                (Provider::Anthropic, json!({"content": [block]}))
-            };
+            let (provider, response) = nested_response(mode == "wire_openai", 1);
             let started = Instant::now();
             for _ in 0..n {
                 let mut calls = provider.parse(black_box(&response), None).unwrap();
@@ -281,26 +296,7 @@ fn main() {
             }
             runtime.register(nested.build().unwrap()).unwrap().keep();
             let calls = if mode.starts_with("turn1_") { 1 } else { 4 };
-            let ids = (0..calls).map(|i| format!("call_{i:024}"));
-            let (provider, response) = if mode.ends_with("_openai") {
-                let calls: Vec<Value> = ids
-                    .map(|id| {
-                        json!({"id": id, "type": "function",
-                        "function": {"name": "nested", "arguments": nested::NESTED_ARGS}})
-                    })
-                    .collect();
-                let message = json!({"role": "assistant", "tool_calls": calls});
-                (
-                    Provider::OpenAiChat,
-                    json!({"choices": [{"message": message}]}),
-                )
-            } else {
-                let input: Value = serde_json::from_str(nested::NESTED_ARGS).unwrap();
-                let blocks: Vec<Value> = ids
-                    .map(|id| json!({"type": "tool_use", "id": id, "name": "nested", "input": input}))
-                    .collect();
-                (Provider::Anthropic, json!({"content": blocks}))
-            };
+            let (provider, response) = nested_response(mode.ends_with("_openai"), calls);
             let started = Instant::now();
             for _ in 0..n {
                 let step = rt
