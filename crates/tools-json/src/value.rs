@@ -85,17 +85,46 @@ impl JsonValue {
     /// # Errors
     ///
     /// [`Error::NotLossless`] listing every violation.
-    pub fn with_limits_at(
+    pub fn with_limits_at(value: Value, limits: &Limits, root: &str) -> Result<JsonValue, Error> {
+        JsonValue::try_with_limits_at(value, limits, root).map_err(|(error, refused)| {
+            drop_deep(refused);
+            error
+        })
+    }
+
+    /// As [`JsonValue::with_limits_at`], handing a refused value back beside the error, for
+    /// a caller that still quotes or logs what it was given without having copied it first.
+    ///
+    /// The value handed back may have some integral floats already rewritten as integers
+    /// (`1.0` as `1`: the same JSON number), and may be deeper than the limit: drop it with
+    /// [`drop_deep`](crate::drop_deep) and write it with
+    /// [`to_compact_string`](crate::to_compact_string), which do not recurse per level.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotLossless`] listing every violation, and the value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tools_json::{JsonValue, Limits};
+    ///
+    /// let (error, value) =
+    ///     JsonValue::try_with_limits_at(json!({"x": -0.0}), &Limits::default(), "input")
+    ///         .unwrap_err();
+    /// assert!(error.to_string().contains("input.x"));
+    /// assert_eq!(tools_json::to_compact_string(&value), r#"{"x":-0.0}"#);
+    /// ```
+    #[allow(clippy::result_large_err)] // the refused value is the point of the error
+    pub fn try_with_limits_at(
         mut value: Value,
         limits: &Limits,
         root: &str,
-    ) -> Result<JsonValue, Error> {
+    ) -> Result<JsonValue, (Error, Value)> {
         match canonicalize(&mut value, limits, root) {
             Ok(depth) => Ok(JsonValue::wrap(value, depth)),
-            Err(violations) => {
-                drop_deep(value);
-                Err(Error::NotLossless { violations })
-            }
+            Err(violations) => Err((Error::NotLossless { violations }, value)),
         }
     }
 

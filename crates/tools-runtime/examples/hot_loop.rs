@@ -18,6 +18,9 @@
 //!   runtime as `#[tokio::main]` awaits its main future, per call (`N` counts turns);
 //!   `turn1_openai`, `turn1_anthropic`: the same with one call; `turnp_openai`: four calls
 //!   of a concurrency-safe `nested` (each is spawned, as they may overlap);
+//! - `host_openai`, `host_anthropic`: `turn_*` with the response read from its body text
+//!   (`serde_json::from_str`) for each turn and lent to `run_turn`, as a host that keeps
+//!   it does; `host_openai_owned`, `host_anthropic_owned`: the same, handing it over;
 //! - `join`: 1 000 `ToolRuntime::execute` futures joined on a 1-worker runtime, per call;
 //! - `batch`: 1 000 calls through `ToolRuntime::run_batch` on a 1-worker runtime, per call;
 //! - `e3`: compiling `NESTED_SPEC` (scenario e3), per compile; `e3_json`: the same, then
@@ -278,7 +281,15 @@ fn main() {
             }
             started.elapsed() / u32::try_from(n).unwrap()
         }
-        "turn_openai" | "turn_anthropic" | "turn1_openai" | "turn1_anthropic" | "turnp_openai" => {
+        "turn_openai"
+        | "turn_anthropic"
+        | "turn1_openai"
+        | "turn1_anthropic"
+        | "turnp_openai"
+        | "host_openai"
+        | "host_anthropic"
+        | "host_openai_owned"
+        | "host_anthropic_owned" => {
             // One model turn as a host runs it (`ToolRuntime::run_turn` on a 1-worker
             // runtime): four calls of `nested` with `NESTED_ARGS` parsed from the response,
             // run as a batch, and their result messages rendered; per call.
@@ -296,18 +307,23 @@ fn main() {
             }
             runtime.register(nested.build().unwrap()).unwrap().keep();
             let calls = if mode.starts_with("turn1_") { 1 } else { 4 };
-            let (provider, response) = nested_response(mode.ends_with("_openai"), calls);
+            let (provider, response) = nested_response(mode.contains("_openai"), calls);
+            let body = response.to_string();
             let started = Instant::now();
             for _ in 0..n {
-                let step = rt
-                    .block_on(runtime.run_turn(
-                        provider,
-                        black_box(&response),
-                        None,
-                        None,
-                        CancellationToken::new(),
-                    ))
-                    .unwrap();
+                let cancel = CancellationToken::new();
+                let step = if mode.starts_with("host_") {
+                    let read: Value = serde_json::from_str(black_box(&body)).unwrap();
+                    if mode.ends_with("_owned") {
+                        rt.block_on(runtime.run_turn(provider, read, None, None, cancel))
+                    } else {
+                        rt.block_on(runtime.run_turn(provider, &read, None, None, cancel))
+                    }
+                } else {
+                    let response = black_box(&response);
+                    rt.block_on(runtime.run_turn(provider, response, None, None, cancel))
+                }
+                .unwrap();
                 assert!(step.results.iter().all(|r| !r.is_error()));
                 black_box(step);
             }

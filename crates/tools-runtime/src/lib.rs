@@ -18,7 +18,7 @@ pub use budget::{
 };
 pub use error::Error;
 pub use metrics::{LATENCY_BUCKETS, Metrics, ToolStats};
-pub use provider::{Declarations, ModelCall, NotStrict, Provider, TurnStep};
+pub use provider::{Declarations, ModelCall, ModelResponse, NotStrict, Provider, TurnStep};
 pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};
 pub use timeout::TimeoutPolicy;
 

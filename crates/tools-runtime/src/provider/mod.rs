@@ -23,6 +23,7 @@ mod parse;
 mod render;
 mod strict;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -126,22 +127,65 @@ impl Provider {
     /// The tool calls of a model response (the whole response, or its `output` list, its
     /// message, or its `content` list), in the model's order.
     ///
+    /// The response may be borrowed (`&Value`: the calls' ids, names and arguments are
+    /// copied out of it) or handed over (`Value`: they are moved out, and the rest is
+    /// dropped). A host that parsed the response only to run its calls hands it over:
+    /// for Anthropic, whose arguments are JSON values, that saves a deep copy per call.
+    /// Both give the same calls.
+    ///
     /// # Errors
     ///
     /// [`crate::Error::ProviderResponse`] when the response does not have this provider's
     /// shape (a call without an id or a name, a `content` that is not a list, …).
-    pub fn parse(
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tools_runtime::Provider;
+    ///
+    /// let response = json!({"content": [
+    ///     {"type": "text", "text": "Reading it."},
+    ///     {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "/a"}},
+    /// ]});
+    /// let borrowed = Provider::Anthropic.parse(&response, None)?;
+    /// let owned = Provider::Anthropic.parse(response, None)?;
+    /// assert_eq!(borrowed[0].call_id, "toolu_1");
+    /// assert_eq!(owned[0].call_id, "toolu_1");
+    /// let Ok(call) = &owned[0].call else { unreachable!() };
+    /// assert_eq!(call.json_arguments().map(|a| a.to_string()), Some(r#"{"path":"/a"}"#.into()));
+    /// # Ok::<(), tools_runtime::Error>(())
+    /// ```
+    pub fn parse<'a>(
         self,
-        response: &Value,
+        response: impl Into<ModelResponse<'a>>,
         declarations: Option<&Declarations>,
     ) -> Result<Vec<ModelCall>, crate::Error> {
-        parse::calls(self, response, declarations)
+        parse::calls(self, response.into().0, declarations)
     }
 
     /// The result messages of one step: one per call in `calls`' order, then the step's
     /// contexts. `results[i]` is the result of `calls[i]`.
     pub fn render(self, calls: &[ModelCall], results: &[ToolResult]) -> Vec<Value> {
         render::messages(self, calls, results)
+    }
+}
+
+/// A model response handed to [`Provider::parse`] or
+/// [`ToolRuntime::run_turn`](crate::ToolRuntime::run_turn): borrowed (`&Value`) or owned
+/// (`Value`), made by `into()`.
+#[derive(Clone, Debug)]
+pub struct ModelResponse<'a>(Cow<'a, Value>);
+
+impl<'a> From<&'a Value> for ModelResponse<'a> {
+    fn from(response: &'a Value) -> ModelResponse<'a> {
+        ModelResponse(Cow::Borrowed(response))
+    }
+}
+
+impl From<Value> for ModelResponse<'static> {
+    fn from(response: Value) -> ModelResponse<'static> {
+        ModelResponse(Cow::Owned(response))
     }
 }
 
@@ -212,16 +256,17 @@ impl ToolRuntime {
     /// Runs one model response's tool calls: parses them ([`Provider::parse`]), runs the
     /// runnable ones as one batch (`run_batch`, as `agent`, cancelled by `cancel`), and
     /// renders every result ([`Provider::render`]). A response without tool calls gives an
-    /// empty step.
+    /// empty step. The response may be borrowed or handed over, as for
+    /// [`Provider::parse`]; handing it over saves copying the calls' arguments out of it.
     ///
     /// # Errors
     ///
     /// [`crate::Error::ProviderResponse`] when the response does not have the provider's
     /// shape.
-    pub async fn run_turn(
+    pub async fn run_turn<'a>(
         &self,
         provider: Provider,
-        response: &Value,
+        response: impl Into<ModelResponse<'a>>,
         declarations: Option<&Declarations>,
         agent: Option<&AgentScope>,
         cancel: CancellationToken,

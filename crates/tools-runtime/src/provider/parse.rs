@@ -1,4 +1,11 @@
 //! A model response's tool calls, per wire.
+//!
+//! One walk serves a borrowed response and an owned one: each part of the response is a
+//! `Cow`, so that what the calls keep (ids, names, arguments) is copied out of a borrowed
+//! response and moved out of an owned one. For Anthropic, whose arguments are JSON values,
+//! that is a deep copy per call saved.
+
+use std::borrow::Cow;
 
 use serde_json::Value;
 use tools_json::{ErrorCode, JsonValue, Limits};
@@ -10,64 +17,63 @@ use crate::Error;
 /// How much of arguments that cannot be read is quoted back to the model.
 const EXCERPT: usize = 200;
 
+/// A part of the response: borrowed from the caller's, or taken out of an owned one.
+type Part<'a> = Cow<'a, Value>;
+
 pub(super) fn calls(
     provider: Provider,
-    response: &Value,
+    response: Part<'_>,
     declarations: Option<&Declarations>,
 ) -> Result<Vec<ModelCall>, Error> {
     let bad = |message: String| Error::ProviderResponse { provider, message };
     let mut out = Vec::new();
     match provider {
         Provider::OpenAiResponses => {
-            let items = response
-                .get("output")
-                .unwrap_or(response)
-                .as_array()
+            let items = items(member_or_self(response, "output"))
                 .ok_or_else(|| bad("expected `output`, a list of items".into()))?;
-            for (i, item) in items.iter().enumerate() {
+            for (i, mut item) in items.enumerate() {
                 if item.get("type").and_then(Value::as_str) != Some("function_call") {
                     continue;
                 }
-                let call_id = text(item, "call_id")
+                let call_id = take_text(&mut item, "call_id")
                     .ok_or_else(|| bad(format!("output[{i}] has no `call_id`")))?;
-                let name =
-                    text(item, "name").ok_or_else(|| bad(format!("output[{i}] has no `name`")))?;
-                let arguments = item.get("arguments").unwrap_or(&Value::Null);
+                let name = take_text(&mut item, "name")
+                    .ok_or_else(|| bad(format!("output[{i}] has no `name`")))?;
+                let arguments = take(&mut item, "arguments");
                 out.push(from_text(call_id, name, arguments, declarations));
             }
         }
         Provider::OpenAiChat => {
-            let message = response.pointer("/choices/0/message").unwrap_or(response);
-            let calls = match message.get("tool_calls") {
-                None | Some(Value::Null) => return Ok(out),
-                Some(Value::Array(calls)) => calls,
-                Some(_) => return Err(bad("`tool_calls` is not a list".into())),
+            let mut message = pointer_or_self(response, "/choices/0/message");
+            let calls = match take(&mut message, "tool_calls") {
+                None => return Ok(out),
+                Some(calls) if calls.is_null() => return Ok(out),
+                Some(calls) => {
+                    items(calls).ok_or_else(|| bad("`tool_calls` is not a list".into()))?
+                }
             };
-            for (i, call) in calls.iter().enumerate() {
-                let call_id =
-                    text(call, "id").ok_or_else(|| bad(format!("tool_calls[{i}] has no `id`")))?;
-                let function = call.get("function").unwrap_or(&Value::Null);
-                let name = text(function, "name")
+            for (i, mut call) in calls.enumerate() {
+                let call_id = take_text(&mut call, "id")
+                    .ok_or_else(|| bad(format!("tool_calls[{i}] has no `id`")))?;
+                let mut function = take(&mut call, "function").unwrap_or(NULL);
+                let name = take_text(&mut function, "name")
                     .ok_or_else(|| bad(format!("tool_calls[{i}] has no `function.name`")))?;
-                let arguments = function.get("arguments").unwrap_or(&Value::Null);
+                let arguments = take(&mut function, "arguments");
                 out.push(from_text(call_id, name, arguments, declarations));
             }
         }
         Provider::Anthropic => {
-            let blocks = response
-                .get("content")
-                .unwrap_or(response)
-                .as_array()
+            let blocks = items(member_or_self(response, "content"))
                 .ok_or_else(|| bad("expected `content`, a list of blocks".into()))?;
-            for (i, block) in blocks.iter().enumerate() {
+            for (i, mut block) in blocks.enumerate() {
                 if block.get("type").and_then(Value::as_str) != Some("tool_use") {
                     continue;
                 }
-                let call_id =
-                    text(block, "id").ok_or_else(|| bad(format!("content[{i}] has no `id`")))?;
-                let name = text(block, "name")
+                let call_id = take_text(&mut block, "id")
+                    .ok_or_else(|| bad(format!("content[{i}] has no `id`")))?;
+                let name = take_text(&mut block, "name")
                     .ok_or_else(|| bad(format!("content[{i}] has no `name`")))?;
-                let input = block.get("input").unwrap_or(&Value::Null);
+                let input = take(&mut block, "input").unwrap_or(NULL);
                 out.push(from_value(call_id, name, input, declarations));
             }
         }
@@ -75,8 +81,74 @@ pub(super) fn calls(
     Ok(out)
 }
 
-fn text(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).map(str::to_owned)
+const NULL: Part<'static> = Cow::Borrowed(&Value::Null);
+
+/// The member `key` of `part` when it has one, else `part` itself.
+fn member_or_self<'a>(part: Part<'a>, key: &str) -> Part<'a> {
+    match part {
+        Cow::Borrowed(value) => Cow::Borrowed(value.get(key).unwrap_or(value)),
+        Cow::Owned(mut value) => match value.get_mut(key) {
+            Some(member) => Cow::Owned(member.take()),
+            None => Cow::Owned(value),
+        },
+    }
+}
+
+/// The value at the JSON pointer `pointer` in `part` when there is one, else `part`.
+fn pointer_or_self<'a>(part: Part<'a>, pointer: &str) -> Part<'a> {
+    match part {
+        Cow::Borrowed(value) => Cow::Borrowed(value.pointer(pointer).unwrap_or(value)),
+        Cow::Owned(mut value) => match value.pointer_mut(pointer) {
+            Some(found) => Cow::Owned(found.take()),
+            None => Cow::Owned(value),
+        },
+    }
+}
+
+/// The member `key` of `part` (taken out of an owned part).
+fn take<'a>(part: &mut Part<'a>, key: &str) -> Option<Part<'a>> {
+    match part {
+        Cow::Borrowed(value) => {
+            let value: &'a Value = value;
+            value.get(key).map(Cow::Borrowed)
+        }
+        Cow::Owned(value) => value.get_mut(key).map(|member| Cow::Owned(member.take())),
+    }
+}
+
+/// The string member `key` of `part`.
+fn take_text(part: &mut Part<'_>, key: &str) -> Option<String> {
+    match take(part, key)? {
+        Cow::Borrowed(Value::String(text)) => Some(text.clone()),
+        Cow::Owned(Value::String(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// The elements of a list part, or `None` when it is not a list.
+fn items(part: Part<'_>) -> Option<Items<'_>> {
+    match part {
+        Cow::Borrowed(Value::Array(list)) => Some(Items::Borrowed(list.iter())),
+        Cow::Owned(Value::Array(list)) => Some(Items::Owned(list.into_iter())),
+        _ => None,
+    }
+}
+
+/// The elements of a list part, each a part.
+enum Items<'a> {
+    Borrowed(std::slice::Iter<'a, Value>),
+    Owned(std::vec::IntoIter<Value>),
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Part<'a>;
+
+    fn next(&mut self) -> Option<Part<'a>> {
+        match self {
+            Items::Borrowed(list) => list.next().map(Cow::Borrowed),
+            Items::Owned(list) => list.next().map(Cow::Owned),
+        }
+    }
 }
 
 /// A call's arguments once read: the lossless snapshot the wire's text was parsed into
@@ -91,10 +163,11 @@ enum Arguments {
 fn from_text(
     call_id: String,
     name: String,
-    arguments: &Value,
+    arguments: Option<Part<'_>>,
     declarations: Option<&Declarations>,
 ) -> ModelCall {
-    let parsed = match arguments {
+    let arguments = arguments.unwrap_or(NULL);
+    let parsed = match &*arguments {
         // An empty string is how some models send "no arguments".
         Value::String(text) if text.trim().is_empty() => {
             Ok(Arguments::Wire(Value::Object(serde_json::Map::new())))
@@ -103,27 +176,33 @@ fn from_text(
             .map(Arguments::Snapshot)
             .map_err(|e| invalid(&name, &format!("{e}"), text)),
         // Some gateways send the object itself.
-        Value::Object(_) => Ok(Arguments::Wire(arguments.clone())),
+        Value::Object(_) => Ok(Arguments::Wire(arguments.into_owned())),
         other => Err(invalid(
             &name,
             "arguments must be a JSON object",
-            &other.to_string(),
+            &tools_json::to_compact_string(other),
         )),
     };
     finish(call_id, name, parsed, declarations)
 }
 
-/// A call whose arguments are a JSON value already (Anthropic): copied out of the
-/// response once and checked once.
+/// A call whose arguments are a JSON value already (Anthropic): moved out of an owned
+/// response (copied out of a borrowed one) and checked once.
 fn from_value(
     call_id: String,
     name: String,
-    input: &Value,
+    input: Part<'_>,
     declarations: Option<&Declarations>,
 ) -> ModelCall {
-    let checked = JsonValue::new(input.clone())
-        .map(Arguments::Snapshot)
-        .map_err(|e| invalid(&name, &format!("{e}"), &input.to_string()));
+    let checked =
+        match JsonValue::try_with_limits_at(input.into_owned(), &Limits::default(), "value") {
+            Ok(args) => Ok(Arguments::Snapshot(args)),
+            Err((error, refused)) => {
+                let text = tools_json::to_compact_string(&refused);
+                tools_json::drop_deep(refused);
+                Err(invalid(&name, &format!("{error}"), &text))
+            }
+        };
     finish(call_id, name, checked, declarations)
 }
 

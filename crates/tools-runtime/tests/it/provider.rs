@@ -193,7 +193,7 @@ fn arguments_that_are_not_json_are_invalid_args_quoting_a_bounded_excerpt() {
     for provider in [Provider::OpenAiResponses, Provider::OpenAiChat] {
         let calls = provider
             .parse(
-                &response(provider, &[("c1", "read", &long), ("c2", "read", "")]),
+                response(provider, &[("c1", "read", &long), ("c2", "read", "")]),
                 None,
             )
             .unwrap();
@@ -273,7 +273,7 @@ fn responses_of_another_shape_are_errors_not_panics() {
     // No tool calls: an empty step.
     let calls = Provider::OpenAiChat
         .parse(
-            &json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]}),
+            json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]}),
             None,
         )
         .unwrap();
@@ -285,7 +285,20 @@ fn json_value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
+        // Floats the lossless boundary rewrites (1.0) or refuses (-0.0).
+        prop::sample::select(vec![1.0, -0.0, 0.5]).prop_map(|n| json!(n)),
         "[a-z_]{0,6}".prop_map(Value::String),
+        // Argument text: JSON, or not.
+        prop::sample::select(vec![
+            r#"{"path": "/a", "n": 1.0}"#,
+            "{",
+            "",
+            "[1]",
+            r#"{"x": -0.0}"#,
+            "function_call",
+            "tool_use",
+        ])
+        .prop_map(|text| Value::String(text.into())),
     ];
     leaf.prop_recursive(4, 32, 6, |inner| {
         prop_oneof![
@@ -296,8 +309,96 @@ fn json_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// What a parse gave, comparable: each call's id, name, and arguments (snapshot or wire
+/// value) or its result's code and text.
+type Parsed = Vec<(
+    String,
+    String,
+    Result<(Option<Value>, Option<Value>), (Option<ErrorCode>, String)>,
+)>;
+
+fn summary(calls: &[ModelCall]) -> Parsed {
+    calls
+        .iter()
+        .map(
+            |ModelCall {
+                 call_id,
+                 name,
+                 call,
+             }| {
+                let call = match call {
+                    Ok(call) => Ok((
+                        call.json_arguments().map(|args| args.as_value().clone()),
+                        call.arguments().cloned(),
+                    )),
+                    Err(result) => Err((result.error_code(), result.text())),
+                };
+                (call_id.clone(), name.clone(), call)
+            },
+        )
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// A response handed over parses exactly as the same response borrowed: the same
+    /// calls, arguments and results, or the same error. Responses of any shape, and
+    /// well-formed ones whose calls carry any arguments (as text or as a value).
+    #[test]
+    fn an_owned_response_parses_as_the_borrowed_one(
+        noise in json_value(),
+        calls in prop::collection::vec(("[a-z]{0,3}", json_value(), any::<bool>()), 0..4),
+    ) {
+        let mut responses = vec![(Provider::OpenAiResponses, noise.clone())];
+        responses.push((Provider::OpenAiChat, noise.clone()));
+        responses.push((Provider::Anthropic, noise));
+        for (provider, _) in PROVIDERS {
+            let blocks: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args, as_text))| {
+                    let id = format!("c{i}");
+                    let text = if *as_text {
+                        Value::String(tools_runtime::crates::json::to_compact_string(args))
+                    } else {
+                        args.clone()
+                    };
+                    match provider {
+                        Provider::OpenAiResponses => json!({
+                            "type": "function_call", "call_id": id, "name": name, "arguments": text,
+                        }),
+                        Provider::OpenAiChat => json!({
+                            "id": id, "type": "function",
+                            "function": {"name": name, "arguments": text},
+                        }),
+                        _ => json!({"type": "tool_use", "id": id, "name": name, "input": args}),
+                    }
+                })
+                .collect();
+            let response = match provider {
+                Provider::OpenAiResponses => json!({"output": blocks}),
+                Provider::OpenAiChat => {
+                    json!({"choices": [{"message": {"role": "assistant", "tool_calls": blocks}}]})
+                }
+                _ => json!({"content": blocks}),
+            };
+            responses.push((provider, response));
+        }
+        for (provider, response) in responses {
+            let borrowed = provider.parse(&response, None).map(|calls| summary(&calls));
+            let owned = provider.parse(response.clone(), None).map(|calls| summary(&calls));
+            match (borrowed, owned) {
+                (Ok(borrowed), Ok(owned)) => prop_assert_eq!(borrowed, owned),
+                (Err(borrowed), Err(owned)) => {
+                    prop_assert_eq!(borrowed.to_string(), owned.to_string());
+                }
+                (borrowed, owned) => {
+                    prop_assert!(false, "{:?} against {:?}", borrowed.is_ok(), owned.is_ok());
+                }
+            }
+        }
+    }
 
     /// Whatever a response holds, parsing answers (calls or an error) and never panics;
     /// every call it yields has the id and name the response gave.
