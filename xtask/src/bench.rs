@@ -563,7 +563,9 @@ fn write_docs_block(
         "\nMemory (`cargo bench -p tools-pipeline --bench alloc`, counted by `dhat`): \
          `bytes_per_call`/`blocks_per_call` are the heap bytes and allocations of one call \
          of scenario a, beside the bare baseline's (`alloc_a_read`: the same call when the host \
-         also reads the content, which a text output makes on first read); \
+         also reads the content, which a text output makes on first read; `alloc_a_snapshot`: \
+         the same call with its arguments handed over as a lossless snapshot, as a host's \
+         provider parse hands them, instead of cloned from a `Value`); \
          `heap_bytes`/`rss_bytes` are the live heap \
          and the resident-memory growth of 100 000 registered tools (with their view and \
          projection).\n\n```text"

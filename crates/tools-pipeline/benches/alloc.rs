@@ -1,8 +1,9 @@
 //! Memory figures of issue 10: heap bytes and allocations per call of scenario a (one
 //! sequential `execute()` of `noop`) beside the bare baseline (the same body through
 //! `tower::service_fn` with the same argument clone), the same call when the host also
-//! reads the result's content, and the heap and resident memory of 100 000 registered
-//! tools.
+//! reads the result's content, the same call with arguments that arrive as a lossless
+//! snapshot (as `tools-runtime`'s provider parse hands them over), and the heap and
+//! resident memory of 100 000 registered tools.
 //!
 //! `dhat` (in testing mode: no file, no output of its own) is the global allocator and counts
 //! every allocation. Prints `key=value` lines that `cargo xtask bench` collects.
@@ -22,6 +23,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use serde_json::{Value, json};
+use tools_json::JsonValue;
 use tools_pipeline::{Pipeline, ToolCall, from_fn};
 use tools_registry::Registry;
 use tower::{Service, service_fn};
@@ -100,6 +102,23 @@ fn main() {
     let (bytes, blocks) = calls(&pipeline, false);
     let (read_bytes, read_blocks) = calls(&pipeline, true);
 
+    // The same call with its arguments as a host's provider parse hands them over: a
+    // lossless snapshot, read from the model's text once before the call (one fresh
+    // snapshot per call, made before counting), moved into the call and dropped with it.
+    let text = args.to_string();
+    let snapshots: Vec<JsonValue> = (0..2 * CALLS)
+        .map(|_| JsonValue::parse(&text).unwrap())
+        .collect();
+    let mut snapshots = snapshots.into_iter();
+    let (snapshot_bytes, snapshot_blocks) = allocated(CALLS, |i| {
+        let id = ids[i as usize].as_str();
+        let snapshot = snapshots.next().unwrap();
+        let call = ToolCall::from_json(id, "noop", snapshot).unwrap();
+        let result = now(pipeline.execute(call));
+        assert!(!result.is_error());
+        black_box(result);
+    });
+
     // The same call with one pass-through hook in each waterfall: each adds at most its
     // boxed future.
     let hooked = Pipeline::new(pipeline.registry().clone());
@@ -137,6 +156,11 @@ fn main() {
         "alloc_a_read bytes_per_call={} blocks_per_call={}",
         read_bytes / CALLS,
         read_blocks / CALLS
+    );
+    println!(
+        "alloc_a_snapshot bytes_per_call={} blocks_per_call={}",
+        snapshot_bytes / CALLS,
+        snapshot_blocks / CALLS
     );
 
     let heap_before = dhat::HeapStats::get().curr_bytes;
