@@ -115,9 +115,10 @@ struct Open {
     members: Vec<(String, Value)>,
 }
 
-/// The most open containers, elements and members a thread keeps room for between parses
-/// (a member takes about a hundred bytes).
-const KEPT: usize = 1024;
+/// The most open containers, elements and members a thread keeps room for between parses:
+/// at most 50 KiB per thread (32, 72 and 96 bytes each on 64-bit targets), and more than
+/// the arguments of a tool call usually need.
+const KEPT: usize = 256;
 
 thread_local! {
     static OPEN: std::cell::RefCell<Open> = std::cell::RefCell::default();
@@ -403,14 +404,18 @@ pub(crate) enum TextError {
 /// byte before it is well formed, so the text's brackets (outside strings) nest that deep
 /// too, whatever follows.
 pub(crate) fn parse_text_within(text: &str, limit: usize) -> Result<Value, TextError> {
-    // The thread's lists, taken for this parse (a fresh set if they are taken already,
-    // which nothing here does) and put back empty, so that a thread parsing text after
-    // text grows them once, not per text; lists grown past `KEPT` are not kept.
+    // The thread's lists, taken for this parse and put back empty, so that a thread
+    // parsing text after text grows them once, not per text; lists grown past `KEPT` are
+    // not kept. A fresh set when they cannot be had: taken already (which nothing here
+    // does) or, in a thread-local destructor, gone (`try_with`, which does not panic).
     let mut open = OPEN
-        .with(|kept| {
+        .try_with(|kept| {
             kept.try_borrow_mut()
                 .map(|mut kept| std::mem::take(&mut *kept))
+                .ok()
         })
+        .ok()
+        .flatten()
         .unwrap_or_default();
     let result = run(text, &mut open, limit);
     open.clear();
@@ -420,7 +425,7 @@ pub(crate) fn parse_text_within(text: &str, limit: usize) -> Result<Value, TextE
         open.members.capacity(),
     ];
     if small.iter().all(|&capacity| capacity <= KEPT) {
-        // `try_with`: nothing to keep while the thread's locals are being destroyed.
+        // Nothing is kept while the thread's locals are being destroyed.
         let _ = OPEN.try_with(|kept| {
             if let Ok(mut kept) = kept.try_borrow_mut() {
                 *kept = open;

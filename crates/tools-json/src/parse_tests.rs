@@ -140,3 +140,44 @@ proptest::proptest! {
         }
     }
 }
+
+/// The parser keeps its lists in a thread local; a parse in another thread local's
+/// destructor, after that one is gone, uses fresh lists instead of panicking (a panic
+/// there would abort the process).
+#[test]
+fn a_parse_in_a_thread_local_destructor_still_parses() {
+    struct ParsesOnDrop;
+    impl Drop for ParsesOnDrop {
+        fn drop(&mut self) {
+            let parsed = parse_text("[1, {\"a\": [2]}]");
+            assert_eq!(parsed.ok(), Some(serde_json::json!([1, {"a": [2]}])));
+        }
+    }
+    thread_local! {
+        static GUARD: ParsesOnDrop = const { ParsesOnDrop };
+    }
+    let handle = std::thread::spawn(|| {
+        // The guard's destructor is registered first, so it runs after the parser's
+        // lists (registered by the first parse) are destroyed.
+        GUARD.with(|_| {});
+        assert!(parse_text("[1]").is_ok());
+    });
+    assert!(handle.join().is_ok());
+}
+
+#[test]
+fn what_a_thread_keeps_between_parses_is_bounded() {
+    let wide = format!("[{}]", vec!["{\"k\": [1, 2]}"; 2 * KEPT].join(","));
+    assert!(parse_text(&wide).is_ok());
+    OPEN.with(|kept| {
+        let kept = kept.borrow();
+        assert!(kept.items.capacity() <= KEPT && kept.members.capacity() <= KEPT);
+        assert!(kept.frames.is_empty() && kept.items.is_empty() && kept.members.is_empty());
+    });
+    // A failure deep inside leaves nothing behind either.
+    assert!(parse_text("[{\"a\": [1, 2, {\"b\": x}]}]").is_err());
+    OPEN.with(|kept| {
+        let kept = kept.borrow();
+        assert!(kept.frames.is_empty() && kept.items.is_empty() && kept.members.is_empty());
+    });
+}
