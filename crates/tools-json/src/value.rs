@@ -85,11 +85,20 @@ impl JsonValue {
     /// # Errors
     ///
     /// [`Error::NotLossless`] listing every violation.
-    pub fn with_limits_at(value: Value, limits: &Limits, root: &str) -> Result<JsonValue, Error> {
-        JsonValue::try_with_limits_at(value, limits, root).map_err(|(error, refused)| {
-            drop_deep(refused);
-            error
-        })
+    pub fn with_limits_at(
+        mut value: Value,
+        limits: &Limits,
+        root: &str,
+    ) -> Result<JsonValue, Error> {
+        // Not through `try_with_limits_at`: its larger error, built and taken apart on
+        // every call, cost the hot path (every argument and result snapshot) instructions.
+        match canonicalize(&mut value, limits, root) {
+            Ok(depth) => Ok(JsonValue::wrap(value, depth)),
+            Err(violations) => {
+                drop_deep(value);
+                Err(Error::NotLossless { violations })
+            }
+        }
     }
 
     /// As [`JsonValue::with_limits_at`], handing a refused value back beside the error, for
