@@ -29,7 +29,7 @@ pub(super) fn calls(
     let mut out = Vec::new();
     match provider {
         Provider::OpenAiResponses => {
-            let items = items(member_or_self(response, "output"))
+            let items = items(pointer_or_self(response, "/output"))
                 .ok_or_else(|| bad("expected `output`, a list of items".into()))?;
             for (i, mut item) in items.enumerate() {
                 if item.get("type").and_then(Value::as_str) != Some("function_call") {
@@ -63,7 +63,7 @@ pub(super) fn calls(
             }
         }
         Provider::Anthropic => {
-            let blocks = items(member_or_self(response, "content"))
+            let blocks = items(pointer_or_self(response, "/content"))
                 .ok_or_else(|| bad("expected `content`, a list of blocks".into()))?;
             for (i, mut block) in blocks.enumerate() {
                 if block.get("type").and_then(Value::as_str) != Some("tool_use") {
@@ -83,18 +83,8 @@ pub(super) fn calls(
 
 const NULL: Part<'static> = Cow::Borrowed(&Value::Null);
 
-/// The member `key` of `part` when it has one, else `part` itself.
-fn member_or_self<'a>(part: Part<'a>, key: &str) -> Part<'a> {
-    match part {
-        Cow::Borrowed(value) => Cow::Borrowed(value.get(key).unwrap_or(value)),
-        Cow::Owned(mut value) => match value.get_mut(key) {
-            Some(member) => Cow::Owned(member.take()),
-            None => Cow::Owned(value),
-        },
-    }
-}
-
-/// The value at the JSON pointer `pointer` in `part` when there is one, else `part`.
+/// The value at the JSON pointer `pointer` in `part` when there is one (taken out of an
+/// owned part), else `part` itself.
 fn pointer_or_self<'a>(part: Part<'a>, pointer: &str) -> Part<'a> {
     match part {
         Cow::Borrowed(value) => Cow::Borrowed(value.pointer(pointer).unwrap_or(value)),
