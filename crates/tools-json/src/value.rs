@@ -125,7 +125,6 @@ impl JsonValue {
     /// assert!(error.to_string().contains("input.x"));
     /// assert_eq!(tools_json::to_compact_string(&value), r#"{"x":-0.0}"#);
     /// ```
-    #[allow(clippy::result_large_err)] // the refused value is the point of the error
     pub fn try_with_limits_at(
         mut value: Value,
         limits: &Limits,
