@@ -84,14 +84,12 @@ fn main() {
     registry.register(noop()).unwrap().keep();
     let pipeline = Pipeline::new(registry);
     let ids: Vec<String> = (0..CALLS).map(|i| format!("call-{i}")).collect();
-    // One sequential call of `noop` per iteration, with its own id and argument clone.
+    // One sequential call of `noop` per iteration, with its own id, made by `make`.
     // `read`: the host also reads the content, as it does to send it to the model (a
     // text output's content is made on first read).
-    let calls = |pipeline: &Pipeline, read: bool| {
+    let run = |pipeline: &Pipeline, read: bool, mut make: Box<dyn FnMut(&str) -> ToolCall>| {
         allocated(CALLS, |i| {
-            let id = ids[i as usize].as_str();
-            let call = ToolCall::new(id, "noop", black_box(&args).clone()).unwrap();
-            let result = now(pipeline.execute(call));
+            let result = now(pipeline.execute(make(ids[i as usize].as_str())));
             assert!(!result.is_error());
             if read {
                 black_box(result.content());
@@ -99,6 +97,11 @@ fn main() {
             black_box(result);
         })
     };
+    // The arguments cloned from a `Value` for every call.
+    let cloned = || -> Box<dyn FnMut(&str) -> ToolCall> {
+        Box::new(|id| ToolCall::new(id, "noop", black_box(&args).clone()).unwrap())
+    };
+    let calls = |pipeline: &Pipeline, read: bool| run(pipeline, read, cloned());
     let (bytes, blocks) = calls(&pipeline, false);
     let (read_bytes, read_blocks) = calls(&pipeline, true);
 
@@ -110,14 +113,10 @@ fn main() {
         .map(|_| JsonValue::parse(&text).unwrap())
         .collect();
     let mut snapshots = snapshots.into_iter();
-    let (snapshot_bytes, snapshot_blocks) = allocated(CALLS, |i| {
-        let id = ids[i as usize].as_str();
-        let snapshot = snapshots.next().unwrap();
-        let call = ToolCall::from_json(id, "noop", snapshot).unwrap();
-        let result = now(pipeline.execute(call));
-        assert!(!result.is_error());
-        black_box(result);
+    let handed_over = Box::new(move |id: &str| {
+        ToolCall::from_json(id, "noop", snapshots.next().unwrap()).unwrap()
     });
+    let (snapshot_bytes, snapshot_blocks) = run(&pipeline, false, handed_over);
 
     // The same call with one pass-through hook in each waterfall: each adds at most its
     // boxed future.

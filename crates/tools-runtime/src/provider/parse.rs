@@ -39,7 +39,7 @@ pub(super) fn calls(
                     .ok_or_else(|| bad(format!("output[{i}] has no `call_id`")))?;
                 let name = take_text(&mut item, "name")
                     .ok_or_else(|| bad(format!("output[{i}] has no `name`")))?;
-                let arguments = take(&mut item, "arguments");
+                let arguments = take(&mut item, "arguments").unwrap_or(NULL);
                 out.push(from_text(call_id, name, arguments, declarations));
             }
         }
@@ -58,7 +58,7 @@ pub(super) fn calls(
                 let mut function = take(&mut call, "function").unwrap_or(NULL);
                 let name = take_text(&mut function, "name")
                     .ok_or_else(|| bad(format!("tool_calls[{i}] has no `function.name`")))?;
-                let arguments = take(&mut function, "arguments");
+                let arguments = take(&mut function, "arguments").unwrap_or(NULL);
                 out.push(from_text(call_id, name, arguments, declarations));
             }
         }
@@ -95,7 +95,8 @@ fn pointer_or_self<'a>(part: Part<'a>, pointer: &str) -> Part<'a> {
     }
 }
 
-/// The member `key` of `part` (taken out of an owned part).
+/// The member `key` of `part` (taken out of an owned part); a missing member is read as
+/// `null` by the callers (`NULL`).
 fn take<'a>(part: &mut Part<'a>, key: &str) -> Option<Part<'a>> {
     match part {
         Cow::Borrowed(value) => {
@@ -153,10 +154,9 @@ enum Arguments {
 fn from_text(
     call_id: String,
     name: String,
-    arguments: Option<Part<'_>>,
+    arguments: Part<'_>,
     declarations: Option<&Declarations>,
 ) -> ModelCall {
-    let arguments = arguments.unwrap_or(NULL);
     let parsed = match &*arguments {
         // An empty string is how some models send "no arguments".
         Value::String(text) if text.trim().is_empty() => {
