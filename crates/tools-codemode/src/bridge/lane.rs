@@ -34,7 +34,7 @@ use tokio::sync::oneshot;
 use tokio::task::{Id, JoinSet};
 use tokio_util::sync::CancellationToken;
 use tools_json::JsonValue;
-use tools_pipeline::{Pending, Pipeline, Prepared, ToolCall, ToolResult};
+use tools_pipeline::{Pending, Pipeline, Prepared, Ready, ToolCall, ToolResult};
 use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError, ToolName};
 
 use super::end_watch::EndWatch;
@@ -239,6 +239,9 @@ impl Lane {
         // `EndWatch`).
         let mut ended = EndWatch::new(self.state.token.clone());
         let mut seen_end = false;
+        // The box of the last body that finished in its first poll, reused for the next
+        // body (see `start`). Its type is `dispatch_body`'s future, named by inference.
+        let mut spare = None;
         loop {
             if self.head_settled() {
                 self.commit_head().await;
@@ -264,7 +267,7 @@ impl Lane {
                     };
                 if has_capacity {
                     if let Some(head) = self.head.take() {
-                        self.start(head).await;
+                        self.start(head, &mut spare, dispatch_body).await;
                     }
                     continue;
                 }
@@ -355,7 +358,18 @@ impl Lane {
         })
     }
 
-    async fn start(&mut self, head: Head) {
+    /// Starts `head`: logs its start, prepares it, and polls its body once (`make` builds
+    /// the body's future). A body that waits moves, in its box, into a task of its own; the
+    /// box of a body that finished is kept in `spare` and the next body is written into it,
+    /// so that a run of bodies that never wait (most tools) allocates one box in all.
+    async fn start<F>(
+        &mut self,
+        head: Head,
+        spare: &mut Option<Pin<Box<F>>>,
+        make: fn(Pipeline, Ready) -> F,
+    ) where
+        F: Future<Output = Pending> + Send + 'static,
+    {
         let Head {
             sub,
             sub_call_id,
@@ -385,11 +399,19 @@ impl Lane {
                     // without waiting (most tools) never pays a task spawn and two thread
                     // hand-offs. Only a body that waits moves into its own task, already
                     // started, where it overlaps with the others.
-                    let pipeline = self.pipeline.clone();
-                    let mut body: Pin<Box<dyn Future<Output = Pending> + Send>> =
-                        Box::pin(async move { pipeline.dispatch(ready).await });
+                    let future = make(self.pipeline.clone(), ready);
+                    let mut body = match spare.take() {
+                        Some(mut reused) => {
+                            reused.set(future);
+                            reused
+                        }
+                        None => Box::pin(future),
+                    };
                     match poll_fn(|cx| Poll::Ready(body.as_mut().poll(cx))).await {
-                        Poll::Ready(pending) => Some(Settled::Pending(pending)),
+                        Poll::Ready(pending) => {
+                            *spare = Some(body);
+                            Some(Settled::Pending(pending))
+                        }
                         Poll::Pending => {
                             let handle = self.bodies.spawn(async move { (slot_id, body.await) });
                             self.tasks.insert(handle.id(), slot_id);
@@ -496,6 +518,13 @@ impl Lane {
         let message = self.state.over(sub.name.as_str(), "tool call abandoned");
         let _ = sub.reply.send(Err(message));
     }
+}
+
+/// A sub-call's body: the pipeline's dispatch stage. One function, so that every body of a
+/// run has the same future type and fits the box of the one before; an `async fn` drops
+/// its arguments when it finishes, so a finished body kept for its box holds nothing.
+async fn dispatch_body(pipeline: Pipeline, ready: Ready) -> Pending {
+    pipeline.dispatch(ready).await
 }
 
 impl Events {

@@ -508,6 +508,7 @@ fn depth_and_leaf(value: &Value) -> (usize, Value) {
     (depth, cursor.clone())
 }
 
+mod bodies;
 mod cancellation;
 mod depth_limit;
 mod outcomes;
