@@ -8,32 +8,34 @@ use super::*;
 /// odd, and an exclusive tool `mark` (`{n}` → `"m<n>"`) that waits when `n` is a multiple
 /// of 3; every body records when it ends.
 fn tools(log: &Log) -> Vec<ToolDefinition> {
-    let number = |args: &JsonValue| args.get("n").and_then(Value::as_u64).unwrap_or(0);
-    let l = log.clone();
-    let step = tool("step", true, move |args, _ctx| {
-        let log = l.clone();
+    vec![
+        counted(log, "step", true, |n| n % 2 == 1),
+        counted(log, "mark", false, |n| n % 3 == 0),
+    ]
+}
+
+/// A tool `name` (`{n}` → its first letter and `n`) whose body yields once first when
+/// `waits(n)`, and logs `<name> <n>` when it ends.
+fn counted(log: &Log, name: &'static str, safe: bool, waits: fn(u64) -> bool) -> ToolDefinition {
+    let log = log.clone();
+    tool(name, safe, move |args, _ctx| {
+        let log = log.clone();
         async move {
-            let n = number(&args);
-            if n % 2 == 1 {
+            let n = args.get("n").and_then(Value::as_u64).unwrap_or(0);
+            if waits(n) {
                 tokio::task::yield_now().await;
             }
-            log.push(format!("step {n}"));
-            Ok(json!(format!("s{n}")))
+            log.push(format!("{name} {n}"));
+            Ok(json!(format!("{}{n}", &name[..1])))
         }
-    });
-    let l = log.clone();
-    let mark = tool("mark", false, move |args, _ctx| {
-        let log = l.clone();
-        async move {
-            let n = number(&args);
-            if n % 3 == 0 {
-                tokio::task::yield_now().await;
-            }
-            log.push(format!("mark {n}"));
-            Ok(json!(format!("m{n}")))
-        }
-    });
-    vec![step, mark]
+    })
+}
+
+/// Runs the program with both tools; the program's value (the run must not fail).
+async fn run(runtime: Arc<FakeRuntime>, log: &Log) -> Value {
+    let result = harness(runtime, tools(log)).run().await;
+    assert!(!result.is_error(), "{result:?}");
+    value_of(&result)["result"].clone()
 }
 
 /// Sequential calls that alternate between finishing at once and waiting, on both tools.
@@ -49,11 +51,8 @@ async fn l1_sequential_bodies_that_finish_at_once_or_wait_each_get_their_own_res
         }
         completed(Some(Value::Array(values)), &[])
     });
-    let h = harness(runtime, tools(&log));
-    let result = h.run().await;
-    assert!(!result.is_error(), "{result:?}");
     assert_eq!(
-        value_of(&result)["result"],
+        run(runtime, &log).await,
         json!([
             "s0", "s1", "s2", "m3", "s4", "s5", "s6", "m7", "s8", "s9", "s10", "m11"
         ])
@@ -87,11 +86,8 @@ async fn l2_joined_bodies_that_finish_at_once_or_wait_each_get_their_own_result(
         }
         completed(Some(Value::Array(values)), &[])
     });
-    let h = harness(runtime, tools(&log));
-    let result = h.run().await;
-    assert!(!result.is_error(), "{result:?}");
     assert_eq!(
-        value_of(&result)["result"],
+        run(runtime, &log).await,
         json!(["s0", "s1", "s2", "s3", "s4", "m5", "s6", "s7", "s8", "s9"])
     );
     let ended = log.entries();
