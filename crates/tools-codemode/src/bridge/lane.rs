@@ -187,8 +187,11 @@ pub(crate) struct Lane {
     pipeline: Pipeline,
     state: Arc<RunState>,
     ctx: RunContext,
-    /// `<outer call id>:code:`, the start of every sub-call id.
-    id_prefix: String,
+    /// `<outer call id>:code:`, the start of every sub-call id, followed by the number of
+    /// the last sub-call whose id was made (see `sub_call_id`).
+    id: String,
+    /// The length of the prefix in `id`.
+    id_prefix: usize,
     cap: usize,
     events: Option<Events>,
     pending: VecDeque<Submission>,
@@ -211,9 +214,10 @@ impl Lane {
         cap: usize,
         events: Option<Events>,
     ) -> Lane {
-        let id_prefix = format!("{}:code:", ctx.call().call_id);
+        let id = format!("{}:code:", ctx.call().call_id);
         Lane {
-            id_prefix,
+            id_prefix: id.len(),
+            id,
             pipeline,
             state,
             ctx,
@@ -305,31 +309,18 @@ impl Lane {
     }
 
     /// `<outer call id>:code:<n>` (once per sub-call). One allocation, the `Arc`'s: the
-    /// text is put together on the stack unless the outer call id is long.
-    fn sub_call_id(&self, n: u64) -> Arc<str> {
+    /// text is put together in a buffer the lane keeps for the run, which already holds the
+    /// prefix.
+    fn sub_call_id(&mut self, n: u64) -> Arc<str> {
         let mut digits = itoa::Buffer::new();
-        let n = digits.format(n);
-        let prefix = self.id_prefix.as_bytes();
-        let len = prefix.len() + n.len();
-        let mut buf = [0u8; 96];
-        if let Some(out) = buf.get_mut(..len) {
-            let (head, tail) = out.split_at_mut(prefix.len());
-            head.copy_from_slice(prefix);
-            tail.copy_from_slice(n.as_bytes());
-            // Always UTF-8 (a `str` then ASCII digits); checked rather than assumed.
-            if let Ok(id) = std::str::from_utf8(out) {
-                return Arc::from(id);
-            }
-        }
-        let mut id = String::with_capacity(len);
-        id.push_str(&self.id_prefix);
-        id.push_str(n);
-        id.into()
+        self.id.truncate(self.id_prefix);
+        self.id.push_str(digits.format(n));
+        Arc::from(self.id.as_str())
     }
 
     /// Builds the sub-call of `sub` and decides whether it runs exclusively (a call that
     /// cannot be built is committed as is, exclusively).
-    fn classify(&self, sub: Submission) -> Head {
+    fn classify(&mut self, sub: Submission) -> Head {
         let sub_call_id = self.sub_call_id(sub.n);
         let call = self.sub_call(&sub, Arc::clone(&sub_call_id));
         let exclusive = match &call {

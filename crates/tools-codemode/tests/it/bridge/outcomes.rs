@@ -114,8 +114,8 @@ async fn b26_sequential_calls_value_content_identity_and_events() {
     );
 }
 
-/// Sub-call ids under outer call ids of every length: short ones are put together on the
-/// stack, one longer than that buffer takes the other path; the text is the same.
+/// Sub-call ids under outer call ids of every length and script: each is the outer id,
+/// `:code:` and the sub-call's number (the lane reuses one buffer for them all).
 #[tokio::test(flavor = "current_thread")]
 async fn sub_call_ids_extend_outer_ids_of_any_length_and_script() {
     for outer_id in [
