@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use globset::{Glob, GlobMatcher};
+use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use toml::Spanned;
 use tools_runtime::PresentationMode;
 
+use super::path::normalize_path;
 use crate::{Error, ServerSpec, check_server_name};
 
 /// The Code Mode language of the gateway's `run_code`.
@@ -86,6 +87,7 @@ struct RawPolicy {
     #[serde(default)]
     ask: Vec<Spanned<String>>,
     destructive: Option<Decision>,
+    root: Option<Spanned<String>>,
     #[serde(default)]
     rules: Vec<RawRule>,
 }
@@ -131,7 +133,9 @@ impl Pattern {
 }
 
 /// An argument rule: calls of tools matching `tool` whose argument at `argument` (a dotted
-/// path; array items by index) is a string, number or boolean whose text matches `matches`.
+/// path; array items by index) is, or holds anywhere inside it, a string, number or boolean
+/// whose text matches `matches`: as given, or, when `matches` contains a `/`, as a lexically
+/// normalized path (relative texts resolved against [`PolicyConfig::root`]).
 #[derive(Clone, Debug)]
 pub struct ArgumentRule {
     /// The tools it applies to.
@@ -144,10 +148,68 @@ pub struct ArgumentRule {
     pub decision: Decision,
     /// The reason given to the model or the approver.
     pub reason: Option<String>,
+    /// What normalized values are compared with: `None` when `matches` has no `/`.
+    path: Option<PathMatcher>,
+}
+
+impl ArgumentRule {
+    /// The normalized path of `text` when it matches this rule's pattern as a path (and the
+    /// pattern looks like a path), else `None`. Compares the normalized path only; the text
+    /// as given is [`ArgumentRule::matches`]' business.
+    pub(crate) fn path_match(&self, text: &str) -> Option<String> {
+        let path = self.path.as_ref()?;
+        let normalized = normalize_path(&path.root, text);
+        path.globs.is_match(&normalized).then_some(normalized)
+    }
+}
+
+/// The globs a path pattern compares normalized values with, and the root relative values
+/// resolve against (kept with the globs, so both always agree).
+#[derive(Clone, Debug)]
+struct PathMatcher {
+    root: String,
+    globs: GlobSet,
+}
+
+impl PathMatcher {
+    /// The matcher of `pattern` under `root` (normalized, absolute), or `None` when the
+    /// pattern has no `/`. The set holds the pattern, the pattern resolved against `root`
+    /// when it is relative, and, for each of those ending in `/**`, `/*` or `/`, the
+    /// directory it names (the pattern without that ending, repeatedly), so that `/etc/**`
+    /// and `/etc/*` also match `/etc`.
+    fn new(pattern: &str, root: &str) -> Result<Option<PathMatcher>, globset::Error> {
+        if !pattern.contains('/') {
+            return Ok(None);
+        }
+        let mut forms = vec![pattern.to_owned()];
+        if !pattern.starts_with('/') {
+            forms.push(format!(
+                "{}/{pattern}",
+                globset::escape(root.trim_end_matches('/'))
+            ));
+        }
+        let mut globs = GlobSetBuilder::new();
+        for form in &forms {
+            let mut form = form.as_str();
+            globs.add(Glob::new(form)?);
+            while let Some(dir) = ["/**", "/*", "/"]
+                .iter()
+                .find_map(|end| form.strip_suffix(end))
+                .filter(|dir| !dir.is_empty())
+            {
+                globs.add(Glob::new(dir)?);
+                form = dir;
+            }
+        }
+        Ok(Some(PathMatcher {
+            root: root.to_owned(),
+            globs: globs.build()?,
+        }))
+    }
 }
 
 /// The gateway's policy.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct PolicyConfig {
     /// Tools refused by name.
     pub deny: Vec<Pattern>,
@@ -157,6 +219,22 @@ pub struct PolicyConfig {
     pub destructive: Option<Decision>,
     /// Rules over argument values.
     pub rules: Vec<ArgumentRule>,
+    /// The folder relative argument values resolve against before a path pattern compares
+    /// them (`[policy] root`, default `/`): absolute and lexically normalized. Each rule
+    /// keeps the root it was parsed under.
+    pub root: String,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> PolicyConfig {
+        PolicyConfig {
+            deny: Vec::new(),
+            ask: Vec::new(),
+            destructive: None,
+            rules: Vec::new(),
+            root: "/".to_owned(),
+        }
+    }
 }
 
 /// A parsed and checked gateway configuration.
@@ -305,8 +383,23 @@ impl GatewayConfig {
                 .compile_matcher();
             Ok(Pattern { text, matcher })
         };
+        let root = match raw.policy.root {
+            None => "/".to_owned(),
+            Some(root) if root.get_ref().starts_with('/') => normalize_path("/", root.get_ref()),
+            Some(root) => {
+                return Err(at(
+                    root.span(),
+                    "policy.root",
+                    format!(
+                        "{:?} is not an absolute path: the root must start with `/`",
+                        root.get_ref()
+                    ),
+                ));
+            }
+        };
         let mut policy = PolicyConfig {
             destructive: raw.policy.destructive,
+            root,
             ..PolicyConfig::default()
         };
         for p in raw.policy.deny {
@@ -329,12 +422,23 @@ impl GatewayConfig {
                     "must be a dotted path like `path` or `options.target`".into(),
                 ));
             }
+            let tool = glob(rule.tool, "policy.rules.tool")?;
+            let span = rule.matches.span();
+            let matches = glob(rule.matches, "policy.rules.matches")?;
+            let path = PathMatcher::new(matches.as_str(), &policy.root).map_err(|e| {
+                at(
+                    span,
+                    "policy.rules.matches",
+                    format!("{:?} cannot be matched as a path: {e}", matches.as_str()),
+                )
+            })?;
             policy.rules.push(ArgumentRule {
-                tool: glob(rule.tool, "policy.rules.tool")?,
+                tool,
                 argument,
-                matches: glob(rule.matches, "policy.rules.matches")?,
+                matches,
                 decision: rule.decision,
                 reason: rule.reason,
+                path,
             });
         }
         let mut budgets = Vec::new();

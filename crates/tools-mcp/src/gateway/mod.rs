@@ -2,6 +2,7 @@
 //! budgets applied, and the result served to any MCP client.
 
 mod config;
+mod path;
 mod policy;
 
 use std::sync::Arc;

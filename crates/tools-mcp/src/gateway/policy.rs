@@ -1,12 +1,27 @@
 //! The gateway's policy as one pre-execute hook: it sees every call, Code Mode sub-calls
 //! included (they pass the same pipeline).
+//!
+//! Argument rules compare lexically normalized values and fail closed: a path pattern sees
+//! each value also as a normalized absolute path, a rule over an array or an object looks
+//! at every value inside it, and a value too large to walk counts as matched by a deny or
+//! ask rule (the crate README's "Argument rules" says how).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tools_runtime::{PreDecision, PreNext, PreRequest, Registry, ToolError, from_fn};
 
-use super::config::{Decision, PolicyConfig};
+use super::config::{ArgumentRule, Decision, PolicyConfig};
+
+/// How many values (arrays and objects included, the argument itself first) a rule looks
+/// at inside one argument before it gives up and counts as matched (deny, ask) or not
+/// (allow).
+pub(crate) const MAX_VALUES: usize = 10_000;
+
+/// How deep inside one argument a rule looks (the argument itself is level 0) before it
+/// gives up, as for [`MAX_VALUES`].
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// The decision of `policy` for a call of `tool` with `args`: a deny beats an ask; the
 /// first matching rule names the reason. `None`: the policy has nothing to say.
@@ -21,19 +36,19 @@ pub(crate) fn decide(
         if !rule.tool.is_match(tool) {
             continue;
         }
-        let Some(text) = argument_text(args, &rule.argument) else {
+        let Some(value) = argument_at(args, &rule.argument) else {
             continue;
         };
-        if !rule.matches.is_match(&text) {
-            continue;
-        }
-        let reason = rule.reason.clone().unwrap_or_else(|| {
-            format!(
-                "the gateway policy matches argument `{}` = {text:?} against {:?}",
-                rule.argument.join("."),
-                rule.matches.as_str()
-            )
-        });
+        let reason = match find(rule, value) {
+            Found::Nothing => continue,
+            // An allow rule never lets through what it could not look at.
+            Found::TooLarge if rule.decision == Decision::Allow => continue,
+            Found::TooLarge => too_large_reason(rule),
+            Found::Match(hit) => rule
+                .reason
+                .clone()
+                .unwrap_or_else(|| match_reason(rule, &hit)),
+        };
         match rule.decision {
             Decision::Deny => return Some(PreDecision::Deny(reason)),
             Decision::Ask => {
@@ -72,8 +87,8 @@ pub(crate) fn decide(
     ask.map(|reason| PreDecision::Ask(Some(reason)))
 }
 
-/// The text of the argument at `path`: a string as itself, a number or boolean as JSON.
-fn argument_text(args: &Value, path: &[String]) -> Option<String> {
+/// The argument at `path` (object members by name, array items by index), if there is one.
+fn argument_at<'a>(args: &'a Value, path: &[String]) -> Option<&'a Value> {
     let mut node = args;
     for segment in path {
         node = match node {
@@ -82,11 +97,133 @@ fn argument_text(args: &Value, path: &[String]) -> Option<String> {
             _ => return None,
         };
     }
-    match node {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
+    Some(node)
+}
+
+/// What a rule found in an argument.
+#[derive(Debug)]
+enum Found<'a> {
+    /// No value matched, and every value was looked at.
+    Nothing,
+    /// The first value that matched, in document order.
+    Match(Hit<'a>),
+    /// No value matched among the [`MAX_VALUES`] looked at (none deeper than
+    /// [`MAX_DEPTH`]), and some were left out: the rule cannot decide.
+    TooLarge,
+}
+
+/// A value that matched a rule.
+#[derive(Debug)]
+struct Hit<'a> {
+    /// Its text as given (a number or boolean as JSON).
+    text: Cow<'a, str>,
+    /// Its normalized path, when that matched and the text as given did not.
+    path: Option<String>,
+    /// Whether it is inside the argument (the argument is an array or an object).
+    inside: bool,
+}
+
+/// The first value of `argument` (itself, or any value inside it; object keys are not
+/// values) whose text matches `rule`, as given or as a normalized path. A null matches
+/// nothing.
+fn find<'a>(rule: &ArgumentRule, argument: &'a Value) -> Found<'a> {
+    let mut stack: Vec<(&'a Value, usize)> = vec![(argument, 0)];
+    let mut walk = Walk {
+        queued: 1,
+        cut: false,
+    };
+    while let Some((node, depth)) = stack.pop() {
+        let text: Cow<'a, str> = match node {
+            Value::Null => continue,
+            Value::String(s) => Cow::Borrowed(s),
+            Value::Number(n) => Cow::Owned(n.to_string()),
+            Value::Bool(b) => Cow::Borrowed(if *b { "true" } else { "false" }),
+            Value::Array(items) => {
+                let take = walk.room(items.len(), depth);
+                stack.extend(items.iter().take(take).rev().map(|v| (v, depth + 1)));
+                continue;
+            }
+            Value::Object(map) => {
+                let take = walk.room(map.len(), depth);
+                stack.extend(map.values().take(take).rev().map(|v| (v, depth + 1)));
+                continue;
+            }
+        };
+        let path = if rule.matches.is_match(&text) {
+            None
+        } else {
+            match rule.path_match(&text) {
+                Some(path) => Some(path),
+                None => continue,
+            }
+        };
+        return Found::Match(Hit {
+            text,
+            path,
+            inside: depth > 0,
+        });
+    }
+    if walk.cut {
+        Found::TooLarge
+    } else {
+        Found::Nothing
+    }
+}
+
+/// The bounds of one walk.
+#[derive(Debug)]
+struct Walk {
+    /// How many values were taken to be looked at so far.
+    queued: usize,
+    /// Whether some value was left out.
+    cut: bool,
+}
+
+impl Walk {
+    /// How many of the `count` values one level below `depth` the walk takes (the first
+    /// ones), noting whether any is left out.
+    fn room(&mut self, count: usize, depth: usize) -> usize {
+        let take = if depth < MAX_DEPTH {
+            count.min(MAX_VALUES.saturating_sub(self.queued))
+        } else {
+            0
+        };
+        self.queued += take;
+        self.cut |= take < count;
+        take
+    }
+}
+
+/// The reason of a decision by `rule`, which matched `hit`: it names the argument, the value
+/// and the pattern.
+fn match_reason(rule: &ArgumentRule, hit: &Hit<'_>) -> String {
+    let relation = if hit.inside { "holds" } else { "=" };
+    let path = match &hit.path {
+        Some(path) => format!(" (the path {path:?})"),
+        None => String::new(),
+    };
+    format!(
+        "the gateway policy matches argument `{}` {relation} {:?}{path} against {:?}",
+        rule.argument.join("."),
+        hit.text,
+        rule.matches.as_str()
+    )
+}
+
+/// The reason of a decision by `rule`, which could not look at the whole argument.
+fn too_large_reason(rule: &ArgumentRule) -> String {
+    let argument = rule.argument.join(".");
+    let why = format!(
+        "argument `{argument}` holds more than {MAX_VALUES} values or nests deeper than \
+         {MAX_DEPTH} levels"
+    );
+    match &rule.reason {
+        Some(reason) => format!("{reason} ({why}: too large to check)"),
+        None => format!(
+            "the gateway policy cannot check argument `{argument}` against {:?}, so it \
+             applies the rule: {why}",
+            rule.matches.as_str()
+        ),
     }
 }
 
@@ -209,10 +346,285 @@ decision = "ask"
             verdict(&p, &registry, "web__get", json!({"items": ["secret"]})),
             "none"
         );
-        // Numbers and booleans match as their JSON text; objects never do.
+        // Numbers and booleans match as their JSON text; an object matches when a value
+        // inside it does (its keys are not values).
         assert_eq!(
             verdict(&p, &registry, "x", json!({"items": [0, {"secret": 1}]})),
             "none"
+        );
+        let inside = verdict(&p, &registry, "x", json!({"items": [0, {"k": "secret"}]}));
+        assert!(
+            inside.starts_with("ask: ") && inside.contains("`items.1` holds \"secret\""),
+            "{inside}"
+        );
+        let flag = policy(
+            "[[policy.rules]]\ntool = \"*\"\nargument = \"a\"\nmatches = \"tru?\"\ndecision = \"deny\"\n",
+        );
+        assert!(verdict(&flag, &registry, "x", json!({"a": true})).starts_with("deny: "));
+        assert!(
+            verdict(&flag, &registry, "x", json!({"a": [false, [true]]})).starts_with("deny: ")
+        );
+        assert_eq!(verdict(&flag, &registry, "x", json!({"a": null})), "none");
+    }
+
+    /// One rule over `path`: `matches` decides `decision`, under `root` when given.
+    fn path_rule(matches: &str, decision: &str, root: Option<&str>) -> PolicyConfig {
+        let root = root.map_or(String::new(), |r| format!("[policy]\nroot = {r:?}\n"));
+        policy(&format!(
+            "{root}[[policy.rules]]\ntool = \"fs__*\"\nargument = \"path\"\n\
+             matches = {matches:?}\ndecision = {decision:?}\n"
+        ))
+    }
+
+    #[test]
+    fn every_spelling_of_a_denied_path_is_denied() {
+        let p = path_rule("/etc/**", "deny", None);
+        let registry = Registry::new();
+        for path in [
+            json!("/etc/shadow"),
+            json!("/tmp/../etc/shadow"),
+            json!("//etc/shadow"),
+            json!("/./etc/shadow"),
+            json!("/etc"),
+            json!("etc/shadow"),
+            json!(["/etc/shadow"]),
+            json!({"p": "/etc/shadow"}),
+            // and their combinations, and what stays at the root above it
+            json!("/etc/"),
+            json!("/etc/."),
+            json!("///etc//./shadow/"),
+            json!("./etc/../etc/shadow"),
+            json!("/../../../etc/shadow"),
+            json!("../../etc"),
+            json!(["ok", {"deep": [[{"p": "/var/../etc/x"}]]}]),
+        ] {
+            let v = verdict(&p, &registry, "fs__read", json!({ "path": path }));
+            assert!(v.starts_with("deny: "), "{path} got {v}");
+        }
+    }
+
+    #[test]
+    fn neighbours_of_a_denied_path_are_not_denied() {
+        let p = path_rule("/etc/**", "deny", None);
+        let registry = Registry::new();
+        for path in [
+            json!("/etcetera/x"),
+            json!("/etc.d"),
+            json!("/tmp/etc/shadow"),
+            json!("/home/x/../y"),
+            json!("tmp/etc"),
+            json!("/"),
+            json!(""),
+            json!(".."),
+            json!(null),
+            json!([]),
+            json!({}),
+            json!({"/etc/shadow": "keys are not values"}),
+            json!(["/home", {"p": "/var/etc"}]),
+        ] {
+            let v = verdict(&p, &registry, "fs__read", json!({ "path": path }));
+            assert_eq!(v, "none", "{path}");
+        }
+        // Another tool, or the argument missing: the rule does not apply.
+        assert_eq!(
+            verdict(&p, &registry, "web__get", json!({"path": "/etc"})),
+            "none"
+        );
+        assert_eq!(
+            verdict(&p, &registry, "fs__read", json!({"other": "/etc"})),
+            "none"
+        );
+    }
+
+    #[test]
+    fn reasons_name_the_argument_the_value_and_its_path() {
+        let p = path_rule("/etc/**", "deny", None);
+        let registry = Registry::new();
+        let r = |path: Value| verdict(&p, &registry, "fs__read", json!({ "path": path }));
+        assert_eq!(
+            r(json!("/etc/shadow")),
+            "deny: the gateway policy matches argument `path` = \"/etc/shadow\" against \"/etc/**\""
+        );
+        assert_eq!(
+            r(json!("/tmp/../etc/shadow")),
+            "deny: the gateway policy matches argument `path` = \"/tmp/../etc/shadow\" \
+             (the path \"/etc/shadow\") against \"/etc/**\""
+        );
+        assert_eq!(
+            r(json!(["x", "etc"])),
+            "deny: the gateway policy matches argument `path` holds \"etc\" \
+             (the path \"/etc\") against \"/etc/**\""
+        );
+        assert_eq!(
+            r(json!({"a": 1, "b": "/etc/passwd"})),
+            "deny: the gateway policy matches argument `path` holds \"/etc/passwd\" against \"/etc/**\""
+        );
+    }
+
+    #[test]
+    fn a_pattern_ending_in_a_slash_star_also_names_its_directory() {
+        let registry = Registry::new();
+        for pattern in ["/etc/*", "/etc/**", "/etc/**/*", "etc/**"] {
+            let p = path_rule(pattern, "ask", None);
+            for path in ["/etc", "/tmp/../etc", "/etc/x", "/etc/x/y", "etc/x"] {
+                let v = verdict(&p, &registry, "fs__read", json!({ "path": path }));
+                assert!(v.starts_with("ask: "), "{pattern} {path} got {v}");
+            }
+            for path in ["/etcx", "/", "/x/etc/y", "/e"] {
+                let v = verdict(&p, &registry, "fs__read", json!({ "path": path }));
+                assert_eq!(v, "none", "{pattern} {path}");
+            }
+        }
+        // A trailing `/` names the directory alone.
+        let dir = path_rule("/etc/", "ask", None);
+        for (path, asked) in [
+            ("/etc", true),
+            ("/etc/.", true),
+            ("/tmp/../etc/", true),
+            ("etc", true),
+            ("/etc/x", false),
+        ] {
+            let v = verdict(&dir, &registry, "fs__read", json!({ "path": path }));
+            assert_eq!(v.starts_with("ask: "), asked, "{path} got {v}");
+        }
+        // `/**` is everything, the root included; a pattern without `/` compares the text
+        // as given only.
+        let all = path_rule("/**", "deny", None);
+        for path in ["/", "", "x", "/a/b", "..", "7"] {
+            let v = verdict(&all, &registry, "fs__read", json!({ "path": path }));
+            assert!(v.starts_with("deny: "), "{path} got {v}");
+        }
+        let plain = path_rule("shadow", "deny", None);
+        for (path, denied) in [("shadow", true), ("./shadow", false), ("/shadow", false)] {
+            let v = verdict(&plain, &registry, "fs__read", json!({ "path": path }));
+            assert_eq!(v.starts_with("deny: "), denied, "{path} got {v}");
+        }
+    }
+
+    #[test]
+    fn relative_values_and_patterns_resolve_against_the_root() {
+        let registry = Registry::new();
+        let p = path_rule("/srv/data/secret/**", "deny", Some("/srv/./data/"));
+        assert_eq!(p.root, "/srv/data");
+        for (path, denied) in [
+            ("secret/a", true),
+            ("./secret", true),
+            ("x/../secret/a", true),
+            ("/srv/data/secret", true),
+            ("../data/secret/a", true),
+            ("secrets", false),
+            ("/secret/a", false),
+            ("../secret/a", false),
+        ] {
+            let v = verdict(&p, &registry, "fs__read", json!({ "path": path }));
+            assert_eq!(v.starts_with("deny: "), denied, "{path} got {v}");
+        }
+        // `..` goes above the configured root, as the upstream server would.
+        let etc = path_rule("/etc/**", "deny", Some("/srv/data"));
+        for (path, denied) in [
+            ("../../etc/shadow", true),
+            ("../../../../etc", true),
+            ("etc/shadow", false),
+        ] {
+            let v = verdict(&etc, &registry, "fs__read", json!({ "path": path }));
+            assert_eq!(v.starts_with("deny: "), denied, "{path} got {v}");
+        }
+        // A relative pattern is also read against the root; glob characters in the root
+        // are literal.
+        let rel = path_rule("secret/**", "deny", Some("/srv/[x]"));
+        for (path, denied) in [
+            ("secret/a", true),
+            ("./secret", true),
+            ("/srv/[x]/secret/a", true),
+            ("/srv/x/secret/a", false),
+            ("/other/secret", false),
+        ] {
+            let v = verdict(&rel, &registry, "fs__read", json!({ "path": path }));
+            assert_eq!(v.starts_with("deny: "), denied, "{path} got {v}");
+        }
+    }
+
+    #[test]
+    fn allow_rules_match_under_the_same_normalization() {
+        let registry = Registry::new();
+        let p = path_rule("/home/**", "allow", None);
+        for path in [
+            json!("/home/x"),
+            json!("/tmp/../home"),
+            json!(["/home/a"]),
+            json!("/home/x/../../etc"),
+        ] {
+            assert!(
+                matches!(find(&p.rules[0], &path), Found::Match(_)),
+                "{path}"
+            );
+        }
+        let outside = json!("/etc/passwd");
+        assert!(matches!(find(&p.rules[0], &outside), Found::Nothing));
+        // An allow rule has nothing to say on its own, and decides nothing about what it
+        // could not look at.
+        let big = json!({"path": vec!["/home/x"; MAX_VALUES + 1]});
+        assert!(matches!(find(&p.rules[0], &big["path"]), Found::Match(_)));
+        let big = json!({"path": vec!["/etc"; MAX_VALUES + 1]});
+        assert!(matches!(find(&p.rules[0], &big["path"]), Found::TooLarge));
+        assert_eq!(verdict(&p, &registry, "fs__read", big), "none");
+    }
+
+    /// `value` nested `levels` arrays deep.
+    fn nested(value: Value, levels: usize) -> Value {
+        (0..levels).fold(value, |inner, _| Value::Array(vec![inner]))
+    }
+
+    #[test]
+    fn a_walk_past_its_bounds_is_refused() {
+        let registry = Registry::new();
+        let deny = path_rule("/etc/**", "deny", None);
+        let ask = path_rule("/etc/**", "ask", Some("/srv"));
+        let both = |v: Value| {
+            let args = json!({ "path": v });
+            (
+                verdict(&deny, &registry, "fs__read", args.clone()),
+                verdict(&ask, &registry, "fs__read", args),
+            )
+        };
+        // At the bounds: looked at in full.
+        let none = ("none".to_owned(), "none".to_owned());
+        assert_eq!(both(json!(vec!["/home"; MAX_VALUES - 1])), none);
+        assert_eq!(both(nested(json!("/home"), MAX_DEPTH)), none);
+        assert_eq!(both(nested(json!([]), MAX_DEPTH)), none);
+        assert!(
+            both(nested(json!("/etc"), MAX_DEPTH))
+                .0
+                .starts_with("deny: the gateway policy matches")
+        );
+        // One past: refused by a deny rule, asked about by an ask rule.
+        for v in [
+            json!(vec!["/home"; MAX_VALUES]),
+            json!({"a": vec![1; MAX_VALUES / 2], "b": vec![[true]; MAX_VALUES / 4]}),
+            nested(json!("/home"), MAX_DEPTH + 1),
+            nested(json!({"p": "/home"}), MAX_DEPTH),
+        ] {
+            let (d, a) = both(v);
+            let why = "cannot check argument `path` against \"/etc/**\", so it applies the \
+                       rule: argument `path` holds more than 10000 values or nests deeper \
+                       than 64 levels";
+            assert_eq!(d, format!("deny: the gateway policy {why}"));
+            assert_eq!(a, format!("ask: the gateway policy {why}"));
+        }
+        // A match found before the bound is a match; a rule's own reason is kept.
+        let mut items = vec![json!("/etc/x")];
+        items.extend(std::iter::repeat_n(json!("/home"), MAX_VALUES));
+        let (d, _) = both(Value::Array(items));
+        assert!(d.starts_with("deny: the gateway policy matches"), "{d}");
+        let own = policy(
+            "[[policy.rules]]\ntool = \"*\"\nargument = \"p\"\nmatches = \"/etc/**\"\n\
+             decision = \"deny\"\nreason = \"not /etc\"\n",
+        );
+        let v = verdict(&own, &registry, "x", json!({"p": nested(json!(1), 100)}));
+        assert_eq!(
+            v,
+            "deny: not /etc (argument `p` holds more than 10000 values or nests deeper than \
+             64 levels: too large to check)"
         );
     }
 

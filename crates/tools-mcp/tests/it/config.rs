@@ -50,7 +50,62 @@ fn the_readme_example_parses_into_what_it_says() {
         Some(Duration::from_secs(30))
     );
     assert_eq!(config.policy.destructive, Some(Decision::Ask));
+    assert_eq!(config.policy.root, "/");
     assert_eq!(config.policy.rules.len(), 1);
+}
+
+#[test]
+fn the_policy_root_is_an_absolute_path() {
+    // Default `/`; written paths are normalized lexically.
+    assert_eq!(parse("").unwrap().policy.root, "/");
+    for (root, normalized) in [
+        ("/", "/"),
+        ("/srv/data", "/srv/data"),
+        ("//srv/./x/../data/", "/srv/data"),
+        ("/..", "/"),
+    ] {
+        let config = parse(&format!("[policy]\nroot = {root:?}\n")).unwrap();
+        assert_eq!(config.policy.root, normalized, "{root}");
+    }
+    // A relative root (or none at all) is refused, naming the key, its line and the rule.
+    for root in ["relative", "", "./srv", "~/x"] {
+        let message = error(&format!("\n[policy]\nroot = {root:?}\n"));
+        for needle in [
+            "line 3",
+            "`policy.root`",
+            &format!("{root:?}"),
+            "not an absolute path",
+            "must start with `/`",
+        ] {
+            assert!(
+                message.contains(needle),
+                "{root:?}: {message:?} lacks {needle:?}"
+            );
+        }
+    }
+    assert!(error("[policy]\nroot = 1\n").contains("line 2"));
+    // Unknown keys still fail, next to `root` as anywhere else; `root` belongs to
+    // `[policy]`, not to a rule, and is a string.
+    for (text, needles) in [
+        (
+            "[policy]\nroot = \"/\"\nroots = \"/srv\"\n",
+            &["line 3", "roots"][..],
+        ),
+        (
+            "[policy]\nroot = \"/\"\n\n[[policy.rules]]\ntool = \"*\"\nargument = \"p\"\n\
+             matches = \"/x\"\ndecision = \"deny\"\nroot = \"/\"\n",
+            &["line 9", "unknown field `root`"][..],
+        ),
+        ("[policy.root]\npath = \"/\"\n", &["line 1", "string"][..]),
+    ] {
+        let message = error(text);
+        for needle in needles {
+            assert!(
+                message.contains(needle),
+                "{text:?}: {message} lacks {needle:?}"
+            );
+        }
+    }
 }
 
 #[test]
