@@ -18,8 +18,6 @@ pub use bridge::{
     sdk_tools,
 };
 pub use error::Error;
-#[cfg(feature = "process")]
-pub use runtime::Isolation;
 pub use runtime::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingFuture, BindingHost, BindingNamespace,
     BindingOutcome, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError,
@@ -28,6 +26,8 @@ pub use runtime::{
     RuntimeLimits, UNRENDERABLE_MESSAGE, is_portable_identifier, json_string_len, json_value_len,
     validate_bindings,
 };
+#[cfg(feature = "process")]
+pub use runtime::{DEFAULT_MAX_PROCESSES, Isolation, SandboxUser};
 #[cfg(feature = "python")]
 pub use runtime::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
 #[cfg(feature = "quickjs-process")]

@@ -42,7 +42,7 @@ pub use binding_future::{BindingFuture, BindingOutcome};
 pub use ledger::{OutputLedger, json_string_len, json_value_len};
 pub use limits::RuntimeLimits;
 #[cfg(feature = "process")]
-pub use process::Isolation;
+pub use process::{DEFAULT_MAX_PROCESSES, Isolation, SandboxUser};
 #[cfg(feature = "python")]
 pub use process::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
 #[cfg(feature = "quickjs-process")]

@@ -13,6 +13,8 @@ mod exotic;
 mod golden;
 #[cfg(feature = "python")]
 mod hostile_py;
+#[cfg(feature = "python")]
+mod hostile_root;
 #[cfg(feature = "quickjs")]
 mod hostile_ts;
 #[cfg(any(feature = "quickjs", feature = "python"))]

@@ -423,6 +423,8 @@ def _boot():
     cpu_hard = cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (min(cpu, cpu_hard), cpu_hard))
     _limit(resource.RLIMIT_AS, int(boot["addressSpaceBytes"]))
+    if "maxProcesses" in boot:
+        _limit(resource.RLIMIT_NPROC, int(boot["maxProcesses"]))
     session = _Session(boot)
     _send('{"type":"boot-ack"}')
     run = _read_frame()

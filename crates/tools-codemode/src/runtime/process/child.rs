@@ -161,6 +161,11 @@ pub(super) fn spawn(launch: &Launch) -> Result<Spawned, String> {
             });
             let info = InfoPipe::from_owned_fd(OwnedFd::from(info_read))
                 .map_err(|e| format!("pipe: {e}"))?;
+            mappings.extend(
+                sandbox
+                    .seccomp_fds()
+                    .map_err(|e| format!("seccomp filter pipe: {e}"))?,
+            );
             let mut command = Command::new(sandbox.program());
             command
                 .args(sandbox.args(launch.scratch_bytes, true))

@@ -262,6 +262,19 @@ pub(super) struct Allowance {
     pub(super) compute_slack: std::time::Duration,
     /// Address space for the child itself on top of the memory cap and the stack.
     pub(super) address_space: u64,
+    /// `RLIMIT_NPROC` of the child (sandboxed only: there it counts the run's own user
+    /// namespace; unconfined it would count every process of the host's user).
+    pub(super) max_processes: Option<u32>,
+}
+
+/// The address space of one child (`RLIMIT_AS`): the memory cap, the stack and the
+/// child's own allowance. Sandboxed, the resident memory of all the run's processes
+/// together is held to it too.
+pub(super) fn address_space_bytes(limits: &RuntimeLimits, allowance: Allowance) -> u64 {
+    limits
+        .memory_bytes
+        .saturating_add(limits.stack_bytes as u64)
+        .saturating_add(allowance.address_space)
 }
 
 /// The `boot` frame: the Python bootstrap reads the first fields, the QuickJS worker all.
@@ -288,12 +301,9 @@ pub(super) fn boot_frame(
         ));
     }
     format!(
-        "{{\"type\":\"boot\",\"cpuSeconds\":{},\"addressSpaceBytes\":{},\"maxLogBytes\":{},\"maxValueBytes\":{},\"maxDepth\":{},\"computeMillis\":{},\"wallMillis\":{},\"memoryBytes\":{},\"stackBytes\":{},\"maxOutputBytes\":{},\"settleGraceMillis\":{},\"namespaces\":[{}]}}\n",
+        "{{\"type\":\"boot\",\"cpuSeconds\":{},\"addressSpaceBytes\":{},\"maxLogBytes\":{},\"maxValueBytes\":{},\"maxDepth\":{},\"computeMillis\":{},\"wallMillis\":{},\"memoryBytes\":{},\"stackBytes\":{},\"maxOutputBytes\":{},\"settleGraceMillis\":{}{},\"namespaces\":[{}]}}\n",
         cpu_seconds(limits, allowance.compute_slack),
-        limits
-            .memory_bytes
-            .saturating_add(limits.stack_bytes as u64)
-            .saturating_add(allowance.address_space),
+        address_space_bytes(limits, allowance),
         limits.max_output_bytes,
         limits.max_output_bytes,
         limits.max_json_depth,
@@ -303,6 +313,10 @@ pub(super) fn boot_frame(
         limits.stack_bytes,
         limits.max_output_bytes,
         limits.settle_grace.as_millis(),
+        allowance
+            .max_processes
+            .map(|max| format!(",\"maxProcesses\":{max}"))
+            .unwrap_or_default(),
         specs.join(",")
     )
 }
@@ -361,12 +375,14 @@ mod tests {
         let allowance = Allowance {
             compute_slack: std::time::Duration::ZERO,
             address_space: RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE,
+            max_processes: Some(7),
         };
         let frame = boot_frame(&namespaces, &limits, allowance);
         let parsed = wire::parse(frame.trim_end(), 10).map(|p| p.value);
         let parsed = parsed.unwrap_or_default();
         assert_eq!(parsed["type"], "boot");
         assert_eq!(parsed["cpuSeconds"], 61);
+        assert_eq!(parsed["maxProcesses"], 7);
         assert_eq!(parsed["computeMillis"], 60_000);
         assert_eq!(parsed["memoryBytes"], limits.memory_bytes);
         assert_eq!(parsed["namespaces"][0]["names"][1], "a\"b");

@@ -11,12 +11,13 @@ mod python;
 #[cfg(feature = "quickjs-process")]
 mod quickjs;
 mod sandbox;
+mod seccomp;
 
 #[cfg(feature = "python")]
 pub use python::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
 #[cfg(feature = "quickjs-process")]
 pub use quickjs::{QuickJsProcessOptions, QuickJsProcessRuntime};
-pub use sandbox::Isolation;
+pub use sandbox::{DEFAULT_MAX_PROCESSES, Isolation, SandboxUser};
 
 use std::collections::{HashMap, HashSet};
 use std::pin::pin;
@@ -34,7 +35,7 @@ use tools_json::Limits;
 
 use self::child::{GroupKiller, Launch, Process, Reader, Writer, read_some, spawn};
 use self::frames::{Allowance, Checker, Done, Frame, Lines, Stray, boot_frame};
-use self::sandbox::cpu_millis;
+use self::sandbox::{cpu_millis, tree_usage};
 use super::lifecycle::{RunGuard, RunRegistry};
 use super::wire;
 use super::{
@@ -109,6 +110,8 @@ enum Stop {
     Wall,
     /// The program's process used its compute budget.
     Compute,
+    /// The program's processes together held more memory than one may address.
+    Memory(u64),
     OutputLimit,
     /// The fd-3 channel broke or sent an over-long line.
     Channel,
@@ -174,7 +177,7 @@ impl Run {
                 &mut killer,
                 reader,
                 (stdout, stderr),
-                (process, launch.allowance),
+                (process, launch.allowance, launch.sandbox.is_some()),
             )
             .await;
         drop(guard);
@@ -203,7 +206,7 @@ impl Run {
             Option<tokio::process::ChildStdout>,
             Option<tokio::process::ChildStderr>,
         ),
-        (mut process, allowance): (Process, Allowance),
+        (mut process, allowance, sandboxed): (Process, Allowance, bool),
     ) -> CodeRunResult {
         let CodeRunRequest {
             program,
@@ -250,6 +253,17 @@ impl Run {
         let mut meter = tokio::time::interval(CPU_POLL);
         meter.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut info_buf = [0u8; 512];
+        // Sandboxed, the meter reads every process of the run's pid namespace (children
+        // included) and holds their resident memory together to one process's address
+        // space; unconfined, it reads the program's own process.
+        let memory_cap = frames::address_space_bytes(&limits, allowance);
+        let measure = |pid: u32| -> Option<(u64, u64)> {
+            if sandboxed {
+                tree_usage(pid).map(|usage| (usage.cpu_millis, usage.resident_bytes))
+            } else {
+                cpu_millis(pid).map(|busy| (busy, 0))
+            }
+        };
         // Busy time counts from the boot acknowledgement: the interpreter's own start-up
         // (imports of the bootstrap) is not the program's.
         let mut cpu_base: Option<u64> = None;
@@ -262,10 +276,12 @@ impl Run {
                 () = dispose.cancelled() => stop = Some(Stop::Disposed),
                 () = &mut wall => stop = Some(Stop::Wall),
                 _ = meter.tick(), if booted && process.pid().is_some() => {
-                    if let Some(busy) = process.pid().and_then(cpu_millis) {
+                    if let Some((busy, resident)) = process.pid().and_then(measure) {
                         let base = *cpu_base.get_or_insert(busy);
                         if busy.saturating_sub(base) >= compute_ms {
                             stop = Some(Stop::Compute);
+                        } else if resident > memory_cap {
+                            stop = Some(Stop::Memory(resident));
                         }
                     }
                 }
@@ -288,7 +304,7 @@ impl Run {
                         match self.checker.frame(parsed, &mut booted, &mut self.ledger) {
                             Frame::Ignore => {}
                             Frame::BootAck => {
-                                cpu_base = process.pid().and_then(cpu_millis);
+                                cpu_base = process.pid().and_then(measure).map(|(busy, _)| busy);
                                 let run = format!("{{\"type\":\"run\",\"program\":{}}}\n", wire::quote(&program));
                                 if self.send(&run).await.is_err() {
                                     stop = Some(Stop::Channel);
@@ -391,6 +407,14 @@ impl Run {
                 format!("wall-clock ceiling reached ({}ms)", limits.wall.as_millis()),
             )),
             (Some(Stop::Compute), _) => Err(compute_failure(&limits)),
+            (Some(Stop::Memory(resident)), _) => Err(CodeRunFailure::new(
+                FailureKind::WorkerExit,
+                format!(
+                    "memory cap exceeded: the program's processes held {} MiB together (at most {} MiB)",
+                    resident >> 20,
+                    memory_cap >> 20
+                ),
+            )),
             (Some(Stop::OutputLimit), _) => Err(CodeRunFailure::new(FailureKind::OutputLimit, "")),
             (_, Some(Done::Failure(failure))) => Err(failure),
             (_, Some(Done::Value(value))) => Ok(value),
@@ -403,6 +427,17 @@ impl Run {
             Err(failure) => self.ledger.fail(failure),
         }
     }
+}
+
+/// Checks a process runtime's `max_processes` option.
+fn check_max_processes(max: u32) -> Result<(), ContractError> {
+    if max == 0 {
+        return Err(ContractError::InvalidLimit {
+            limit: "max_processes",
+            reason: "must be at least 1".to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// A spent compute budget.

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use super::Core;
 use super::child::{Launch, Transport};
 use super::frames::Allowance;
-use super::sandbox::{CHILD_PATH, Isolation, Sandbox};
+use super::sandbox::{CHILD_PATH, DEFAULT_MAX_PROCESSES, Isolation, Sandbox, SandboxUser};
+use super::{Core, check_max_processes};
 use crate::Language;
 use crate::runtime::{
     CodeRunRequest, CodeRuntime, ContractError, DisposeFuture, RunFuture, RuntimeLimits,
@@ -77,6 +77,8 @@ pub struct PythonOptions {
     isolation: Isolation,
     scratch_bytes: u64,
     bwrap: PathBuf,
+    user: SandboxUser,
+    max_processes: u32,
 }
 
 impl Default for PythonOptions {
@@ -86,6 +88,8 @@ impl Default for PythonOptions {
             isolation: Isolation::Sandbox,
             scratch_bytes: 0,
             bwrap: PathBuf::from("bwrap"),
+            user: SandboxUser::NOBODY,
+            max_processes: DEFAULT_MAX_PROCESSES,
         }
     }
 }
@@ -119,6 +123,22 @@ impl PythonOptions {
         self.bwrap = bwrap.into();
         self
     }
+
+    /// The unprivileged host user a sandbox started by root drops to before it enters its
+    /// namespaces (default [`SandboxUser::NOBODY`], uid and gid 65534); a host that is not
+    /// root runs the sandbox as itself. Building the runtime fails for uid or gid 0.
+    pub fn sandbox_user(mut self, user: SandboxUser) -> PythonOptions {
+        self.user = user;
+        self
+    }
+
+    /// The most processes and threads the program may have at once, itself included
+    /// (`RLIMIT_NPROC`, counted in the run's own user namespace; default
+    /// [`DEFAULT_MAX_PROCESSES`]). At least 1.
+    pub fn max_processes(mut self, max: u32) -> PythonOptions {
+        self.max_processes = max;
+        self
+    }
 }
 
 /// Asks the interpreter where it lives: `[executable, prefixes…]`.
@@ -149,6 +169,7 @@ impl PythonRuntime {
         options: PythonOptions,
     ) -> Result<PythonRuntime, ContractError> {
         limits.validate()?;
+        check_max_processes(options.max_processes)?;
         let (executable, readable) = locate(&options.interpreter)?;
         let sandbox = match options.isolation {
             Isolation::Sandbox => Some(Sandbox::probe(
@@ -160,6 +181,7 @@ impl PythonRuntime {
                     "-c".into(),
                     "import json, asyncio, resource, socket".into(),
                 ],
+                options.user,
             )?),
             Isolation::UnconfinedProcess => None,
         };
@@ -178,6 +200,8 @@ impl PythonRuntime {
                     allowance: Allowance {
                         compute_slack: std::time::Duration::ZERO,
                         address_space: RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE,
+                        max_processes: (options.isolation == Isolation::Sandbox)
+                            .then_some(options.max_processes),
                     },
                 },
             ),

@@ -5,10 +5,10 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::Core;
 use super::child::{Launch, Transport};
 use super::frames::Allowance;
-use super::sandbox::{Isolation, Sandbox};
+use super::sandbox::{DEFAULT_MAX_PROCESSES, Isolation, Sandbox, SandboxUser};
+use super::{Core, check_max_processes};
 use crate::Language;
 use crate::runtime::{
     CodeRunRequest, CodeRuntime, ContractError, DisposeFuture, RunFuture, RuntimeLimits,
@@ -30,6 +30,8 @@ pub struct QuickJsProcessOptions {
     args: Vec<OsString>,
     isolation: Isolation,
     bwrap: PathBuf,
+    user: SandboxUser,
+    max_processes: u32,
 }
 
 impl QuickJsProcessOptions {
@@ -42,6 +44,8 @@ impl QuickJsProcessOptions {
             args: Vec::new(),
             isolation: Isolation::Sandbox,
             bwrap: PathBuf::from("bwrap"),
+            user: SandboxUser::NOBODY,
+            max_processes: DEFAULT_MAX_PROCESSES,
         }
     }
 
@@ -62,6 +66,22 @@ impl QuickJsProcessOptions {
     /// `bwrap`).
     pub fn bwrap(mut self, bwrap: impl Into<PathBuf>) -> QuickJsProcessOptions {
         self.bwrap = bwrap.into();
+        self
+    }
+
+    /// The unprivileged host user a sandbox started by root drops to before it enters its
+    /// namespaces (default [`SandboxUser::NOBODY`], uid and gid 65534); a host that is not
+    /// root runs the sandbox as itself. Building the runtime fails for uid or gid 0.
+    pub fn sandbox_user(mut self, user: SandboxUser) -> QuickJsProcessOptions {
+        self.user = user;
+        self
+    }
+
+    /// The most processes and threads the program may have at once, itself included
+    /// (`RLIMIT_NPROC`, counted in the run's own user namespace; default
+    /// [`DEFAULT_MAX_PROCESSES`]). At least 1.
+    pub fn max_processes(mut self, max: u32) -> QuickJsProcessOptions {
+        self.max_processes = max;
         self
     }
 }
@@ -107,6 +127,7 @@ impl QuickJsProcessRuntime {
         options: QuickJsProcessOptions,
     ) -> Result<QuickJsProcessRuntime, ContractError> {
         limits.validate()?;
+        check_max_processes(options.max_processes)?;
         let worker = std::fs::canonicalize(&options.worker)
             .ok()
             .filter(|path| path.is_file())
@@ -122,12 +143,15 @@ impl QuickJsProcessRuntime {
                     .chain(options.args.iter().cloned())
                     .chain(std::iter::once(OsString::from(PROBE_ARG)))
                     .collect::<Vec<_>>(),
+                options.user,
             )?),
             Isolation::UnconfinedProcess => None,
         };
         let allowance = Allowance {
             compute_slack: limits.settle_grace,
             address_space: WORKER_ADDRESS_SPACE_ALLOWANCE,
+            max_processes: (options.isolation == Isolation::Sandbox)
+                .then_some(options.max_processes),
         };
         Ok(QuickJsProcessRuntime {
             core: Core::new(

@@ -26,6 +26,8 @@ pub(super) struct Boot {
     pub(super) cpu_seconds: u64,
     /// `RLIMIT_AS` of the worker, soft and hard.
     pub(super) address_space_bytes: u64,
+    /// `RLIMIT_NPROC` of the worker, soft and hard, when the host sent one (sandboxed runs).
+    pub(super) max_processes: Option<u64>,
 }
 
 /// Parses and checks one `boot` line; `Err` says what is wrong, for the diagnostic.
@@ -76,6 +78,13 @@ fn check(frame: &Map<String, Value>, lossy_number: bool) -> Result<Boot, String>
     if address_space_bytes == 0 {
         return Err("`addressSpaceBytes` must be positive".to_owned());
     }
+    let max_processes = match frame.get("maxProcesses") {
+        None => None,
+        Some(_) => match uint("maxProcesses")? {
+            0 => return Err("`maxProcesses` must be positive".to_owned()),
+            max => Some(max),
+        },
+    };
     let namespaces = namespaces(frame.get("namespaces"))?;
     validate_bindings(&namespaces).map_err(|error| error.to_string())?;
     Ok(Boot {
@@ -83,6 +92,7 @@ fn check(frame: &Map<String, Value>, lossy_number: bool) -> Result<Boot, String>
         namespaces,
         cpu_seconds,
         address_space_bytes,
+        max_processes,
     })
 }
 
@@ -150,7 +160,14 @@ pub(super) fn apply_rlimits(boot: &Boot) -> Result<(), String> {
     setrlimit(Resource::RLIMIT_CPU, soft, hard).map_err(|e| fail("RLIMIT_CPU", e))?;
     let (_, as_hard) = getrlimit(Resource::RLIMIT_AS).map_err(|e| fail("RLIMIT_AS", e))?;
     let limit = within(boot.address_space_bytes, as_hard);
-    setrlimit(Resource::RLIMIT_AS, limit, limit).map_err(|e| fail("RLIMIT_AS", e))
+    setrlimit(Resource::RLIMIT_AS, limit, limit).map_err(|e| fail("RLIMIT_AS", e))?;
+    if let Some(max) = boot.max_processes {
+        let (_, nproc_hard) =
+            getrlimit(Resource::RLIMIT_NPROC).map_err(|e| fail("RLIMIT_NPROC", e))?;
+        let limit = within(max, nproc_hard);
+        setrlimit(Resource::RLIMIT_NPROC, limit, limit).map_err(|e| fail("RLIMIT_NPROC", e))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
