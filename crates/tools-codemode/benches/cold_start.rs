@@ -21,7 +21,7 @@ struct NoHost;
 
 impl BindingHost for NoHost {
     fn call(&self, _global: &str, name: &str, _args: tools_json::JsonValue) -> BindingFuture {
-        BindingFuture::ready(Err(format!("no binding {name}")))
+        BindingFuture::ready(Err(format!("no binding {name}").into()))
     }
 }
 

@@ -19,12 +19,12 @@ pub use bridge::{
 };
 pub use error::Error;
 pub use runtime::{
-    ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingFuture, BindingHost, BindingNamespace,
-    BindingOutcome, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime, ContractError,
-    DISPOSED_MESSAGE, DisposeFuture, ErrorClass, FailureKind, INVALID_OUTPUT_MESSAGE, OutputLedger,
-    RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS, RESOLUTION_NOT_LOSSLESS, RunFuture,
-    RuntimeLimits, UNRENDERABLE_MESSAGE, is_portable_identifier, json_string_len, json_value_len,
-    validate_bindings,
+    ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingError, BindingFuture, BindingHost,
+    BindingNamespace, BindingOutcome, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime,
+    ContractError, DISPOSED_MESSAGE, DisposeFuture, ErrorClass, FailureKind,
+    INVALID_OUTPUT_MESSAGE, OutputLedger, RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS,
+    RESOLUTION_NOT_LOSSLESS, RunFuture, RuntimeLimits, UNRENDERABLE_MESSAGE,
+    is_portable_identifier, json_string_len, json_value_len, validate_bindings,
 };
 #[cfg(feature = "process")]
 pub use runtime::{DEFAULT_MAX_PROCESSES, Isolation, SandboxUser};

@@ -23,6 +23,7 @@
 //! token, so an outer abort cancels it at once: also when a sub-call's body cancels the
 //! outer call and the lane goes on, in the same poll, to the next submission.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -33,14 +34,14 @@ use std::task::Poll;
 use tokio::sync::oneshot;
 use tokio::task::{Id, JoinSet};
 use tokio_util::sync::CancellationToken;
-use tools_json::JsonValue;
+use tools_json::{ErrorCode, JsonValue};
 use tools_pipeline::{Pending, Pipeline, Prepared, Ready, ToolCall, ToolResult};
 use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError, ToolName};
 
 use super::end_watch::EndWatch;
 use super::queue::{Receiver, SubmitQueue};
 use super::{DispatchSettled, DispatchStarted, Events, IMAGE_CONTEXT_SOURCE, MAX_JSON_DEPTH};
-use crate::runtime::{BindingFuture, BindingHost, BindingOutcome, SettleReply};
+use crate::runtime::{BindingError, BindingFuture, BindingHost, BindingOutcome, SettleReply};
 
 /// The reason a run is over when the outer call was cancelled before the program settled.
 const OUTER_ABORT_REASON: &str = "tool call aborted";
@@ -104,10 +105,13 @@ impl RunState {
         Arc::new(Host(Arc::clone(self)))
     }
 
-    /// `run_code run is over (<reason>); <name> <what>`.
-    fn over(&self, name: &str, what: &str) -> String {
+    /// `run_code run is over (<reason>); <name> <what>`, coded `code`.
+    fn over(&self, name: &str, what: &str, code: ErrorCode) -> BindingError {
         let reason = self.reason.get().copied().unwrap_or(OUTER_ABORT_REASON);
-        format!("run_code run is over ({reason}); {name} {what}")
+        BindingError::with_code(
+            code,
+            format!("run_code run is over ({reason}); {name} {what}"),
+        )
     }
 }
 
@@ -119,17 +123,27 @@ impl BindingHost for Host {
     fn call(&self, global: &str, name: &str, args: JsonValue) -> BindingFuture {
         let state = Arc::clone(&self.0);
         if state.token.is_cancelled() {
-            return BindingFuture::ready(Err(state.over(name, "not dispatched")));
+            return BindingFuture::ready(Err(state.over(
+                name,
+                "not dispatched",
+                ErrorCode::AbortedBeforeDispatch,
+            )));
         }
         // The bound name is shared, not copied: names of up to 23 bytes are inline.
         let Some(name) = state.names.get(name).cloned() else {
-            return BindingFuture::ready(Err(format!("unknown tool \"{name}\"")));
+            return BindingFuture::ready(Err(BindingError::with_code(
+                ErrorCode::UnknownTool,
+                format!("unknown tool \"{name}\""),
+            )));
         };
         // Like arguments that are not lossless JSON: refused before numbering, nothing
         // dispatched or logged.
         if args.depth() > MAX_JSON_DEPTH {
-            return BindingFuture::ready(Err(format!(
-                "arguments of {global}.{name} nest deeper than the depth limit of {MAX_JSON_DEPTH}"
+            return BindingFuture::ready(Err(BindingError::with_code(
+                ErrorCode::InvalidArgs,
+                format!(
+                    "arguments of {global}.{name} nest deeper than the depth limit of {MAX_JSON_DEPTH}"
+                ),
             )));
         }
         let (reply, answer) = oneshot::channel();
@@ -140,7 +154,11 @@ impl BindingHost for Host {
             reply,
         });
         if !sent {
-            return BindingFuture::ready(Err(state.over(name.as_str(), "tool call abandoned")));
+            return BindingFuture::ready(Err(state.over(
+                name.as_str(),
+                "tool call abandoned",
+                ErrorCode::AbortedBeforeDispatch,
+            )));
         }
         // No box: the channel and the run's state are the whole future.
         BindingFuture::reply(answer, state, name)
@@ -151,9 +169,9 @@ impl SettleReply for RunState {
     fn settle(&self, name: &str, delivered: Option<BindingOutcome>) -> BindingOutcome {
         match delivered {
             Some(Ok(value)) if !self.token.is_cancelled() => Ok(value),
-            Some(Ok(_)) => Err(self.over(name, "result discarded")),
-            Some(Err(message)) => Err(message),
-            None => Err(self.over(name, "tool call abandoned")),
+            Some(Ok(_)) => Err(self.over(name, "result discarded", ErrorCode::Aborted)),
+            Some(Err(error)) => Err(error),
+            None => Err(self.over(name, "tool call abandoned", ErrorCode::Aborted)),
         }
     }
 }
@@ -476,16 +494,26 @@ impl Lane {
             self.ctx.conclude_turn();
         }
         let answer = if result.is_error() {
-            Err(result
-                .error()
-                .map_or_else(|| result.text(), |error| error.message().to_owned()))
+            Err(match result.error() {
+                Some(error) => BindingError {
+                    message: error.message().to_owned(),
+                    code: error.code().map(|code| match code.known() {
+                        Some(known) => Cow::Borrowed(known.as_str()),
+                        None => Cow::Owned(code.as_str().to_owned()),
+                    }),
+                },
+                None => BindingError::new(result.text()),
+            })
         } else {
             match result.value() {
                 // Only a tool that raised its own output limit gets here: the pipeline
                 // refuses deeper values of every other tool as `INVALID_TOOL_OUTPUT`.
-                Some(value) if value.depth() > MAX_JSON_DEPTH => Err(format!(
-                    "output of tool {} nests deeper than the depth limit of {MAX_JSON_DEPTH}",
-                    slot.sub.name
+                Some(value) if value.depth() > MAX_JSON_DEPTH => Err(BindingError::with_code(
+                    ErrorCode::InvalidToolOutput,
+                    format!(
+                        "output of tool {} nests deeper than the depth limit of {MAX_JSON_DEPTH}",
+                        slot.sub.name
+                    ),
                 )),
                 Some(value) => Ok(value.clone()),
                 None => Ok(JsonValue::null()),
@@ -506,8 +534,12 @@ impl Lane {
     }
 
     fn abandon(&self, sub: Submission) {
-        let message = self.state.over(sub.name.as_str(), "tool call abandoned");
-        let _ = sub.reply.send(Err(message));
+        let error = self.state.over(
+            sub.name.as_str(),
+            "tool call abandoned",
+            ErrorCode::AbortedBeforeDispatch,
+        );
+        let _ = sub.reply.send(Err(error));
     }
 }
 

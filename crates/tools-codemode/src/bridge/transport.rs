@@ -244,7 +244,7 @@ async fn run(
         Some(ref value) if value.depth() > MAX_JSON_DEPTH => CodeRunResult {
             value: None,
             logs: result.logs,
-            error: Some(invalid_output_at(Some(MAX_JSON_DEPTH))),
+            error: Some(invalid_output_at(Some(MAX_JSON_DEPTH), None)),
         },
         _ => result,
     });

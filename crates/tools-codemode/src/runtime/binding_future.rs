@@ -5,15 +5,87 @@
 //! `bridge` feature, a sub-call waiting for the lane's commit (`BindingFuture::reply`: the
 //! reply channel and the run's own state, no allocation beyond the channel's).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tools_json::JsonValue;
+use tools_json::{ErrorCode, JsonValue};
 
-/// What a binding call resolves with: the value, or the message it rejects with.
-pub type BindingOutcome = Result<JsonValue, String>;
+/// What a binding call resolves with: the value, or why it rejects.
+pub type BindingOutcome = Result<JsonValue, BindingError>;
+
+/// Why a binding call rejects: the message the program's error carries and, when the host
+/// knows it, a machine-readable code: an [`ErrorCode`]'s wire spelling such as
+/// `"TOOL_TIMEOUT"`, or a tool's own code. The program's error gets it as `code`, so a
+/// program tells failures apart without reading their text.
+///
+/// # Examples
+///
+/// ```
+/// use tools_codemode::BindingError;
+/// use tools_json::ErrorCode;
+///
+/// let plain: BindingError = "no such thing".into();
+/// assert_eq!(plain.code, None);
+/// let coded = BindingError::with_code(ErrorCode::Denied, "not under /etc");
+/// assert_eq!(coded.code.as_deref(), Some("DENIED"));
+/// assert_eq!(coded.to_string(), "not under /etc");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindingError {
+    /// The message.
+    pub message: String,
+    /// The machine-readable code, if the host has one.
+    pub code: Option<Cow<'static, str>>,
+}
+
+impl BindingError {
+    /// A rejection with a message and no code.
+    pub fn new(message: impl Into<String>) -> BindingError {
+        BindingError {
+            message: message.into(),
+            code: None,
+        }
+    }
+
+    /// A rejection with one of the workspace's codes.
+    pub fn with_code(code: ErrorCode, message: impl Into<String>) -> BindingError {
+        BindingError {
+            message: message.into(),
+            code: Some(Cow::Borrowed(code.as_str())),
+        }
+    }
+
+    /// A rejection with a code of the host's own (a tool's custom code).
+    pub fn with_custom_code(code: impl Into<String>, message: impl Into<String>) -> BindingError {
+        BindingError {
+            message: message.into(),
+            code: Some(Cow::Owned(code.into())),
+        }
+    }
+}
+
+impl fmt::Display for BindingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BindingError {}
+
+impl From<String> for BindingError {
+    fn from(message: String) -> BindingError {
+        BindingError::new(message)
+    }
+}
+
+impl From<&str> for BindingError {
+    fn from(message: &str) -> BindingError {
+        BindingError::new(message)
+    }
+}
 
 /// The future of one binding call: the resolved value, or the message the call rejects with.
 ///
@@ -65,7 +137,7 @@ impl Future for BindingFuture {
             Repr::Ready(outcome) => Poll::Ready(
                 outcome
                     .take()
-                    .unwrap_or_else(|| Err("binding call polled after it settled".to_owned())),
+                    .unwrap_or_else(|| Err("binding call polled after it settled".into())),
             ),
             Repr::Boxed(future) => future.as_mut().poll(cx),
             #[cfg(feature = "bridge")]
@@ -141,12 +213,14 @@ mod tests {
         let mut future = BindingFuture::ready(Ok(JsonValue::null()));
         assert_eq!(format!("{future:?}"), r#"BindingFuture("ready")"#);
         assert!(matches!(poll(&mut future), Poll::Ready(Ok(_))));
-        assert!(matches!(poll(&mut future), Poll::Ready(Err(m)) if m.contains("after it settled")));
+        assert!(
+            matches!(poll(&mut future), Poll::Ready(Err(m)) if m.message.contains("after it settled"))
+        );
     }
 
     #[test]
     fn a_boxed_future_is_polled_through() {
-        let mut future = BindingFuture::new(async { Err("no".to_owned()) });
-        assert!(matches!(poll(&mut future), Poll::Ready(Err(m)) if m == "no"));
+        let mut future = BindingFuture::new(async { Err("no".into()) });
+        assert!(matches!(poll(&mut future), Poll::Ready(Err(m)) if m.message == "no"));
     }
 }

@@ -38,7 +38,7 @@ use crate::Language;
 
 #[cfg(feature = "bridge")]
 pub(crate) use binding_future::SettleReply;
-pub use binding_future::{BindingFuture, BindingOutcome};
+pub use binding_future::{BindingError, BindingFuture, BindingOutcome};
 pub use ledger::{OutputLedger, json_string_len, json_value_len};
 pub use limits::RuntimeLimits;
 #[cfg(feature = "process")]
@@ -190,21 +190,26 @@ pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
             tools_json::ViolationKind::TooDeep { limit } => Some(limit),
             _ => None,
         });
-    invalid_output_at(limit)
+    invalid_output_at(limit, None)
 }
 
-/// The `invalid-output` failure; `too_deep` is the depth limit a value nested past.
+/// The `invalid-output` failure; `too_deep` is the depth limit a value nested past,
+/// `detail` where the value is not JSON and why (appended to [`INVALID_OUTPUT_MESSAGE`]).
 #[cfg_attr(
     not(any(feature = "quickjs", feature = "process", feature = "bridge")),
     allow(dead_code)
 )]
-pub(crate) fn invalid_output_at(too_deep: Option<usize>) -> CodeRunFailure {
-    match too_deep {
-        Some(limit) => CodeRunFailure::new(
+pub(crate) fn invalid_output_at(too_deep: Option<usize>, detail: Option<&str>) -> CodeRunFailure {
+    match (too_deep, detail) {
+        (Some(limit), _) => CodeRunFailure::new(
             FailureKind::InvalidOutput,
             format!("program result nesting exceeds the depth limit of {limit}"),
         ),
-        None => CodeRunFailure::new(FailureKind::InvalidOutput, INVALID_OUTPUT_MESSAGE),
+        (None, Some(detail)) => CodeRunFailure::new(
+            FailureKind::InvalidOutput,
+            format!("{INVALID_OUTPUT_MESSAGE}: {detail}"),
+        ),
+        (None, None) => CodeRunFailure::new(FailureKind::InvalidOutput, INVALID_OUTPUT_MESSAGE),
     }
 }
 

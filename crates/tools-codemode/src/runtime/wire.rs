@@ -5,7 +5,6 @@
 
 use serde_json::{Map, Number, Value};
 #[cfg(feature = "process")]
-use tools_json::JsonValue;
 use tools_json::drop_deep;
 
 /// A parsed line.
@@ -294,16 +293,23 @@ pub(super) fn quote(text: &str) -> String {
 
 /// A `reply` frame.
 #[cfg(feature = "process")]
-pub(super) fn reply(id: &Number, result: &Result<JsonValue, String>) -> String {
+pub(super) fn reply(id: &Number, result: &super::BindingOutcome) -> String {
     match result {
         Ok(value) => format!(
             "{{\"type\":\"reply\",\"id\":{id},\"ok\":true,\"value\":{}}}\n",
             tools_json::to_compact_string(value.as_value())
         ),
-        Err(message) => format!(
-            "{{\"type\":\"reply\",\"id\":{id},\"ok\":false,\"message\":{}}}\n",
-            quote(message)
-        ),
+        Err(error) => match &error.code {
+            Some(code) => format!(
+                "{{\"type\":\"reply\",\"id\":{id},\"ok\":false,\"message\":{},\"code\":{}}}\n",
+                quote(&error.message),
+                quote(code)
+            ),
+            None => format!(
+                "{{\"type\":\"reply\",\"id\":{id},\"ok\":false,\"message\":{}}}\n",
+                quote(&error.message)
+            ),
+        },
     }
 }
 
@@ -401,10 +407,21 @@ mod tests {
             ok,
             "{\"type\":\"reply\",\"id\":7,\"ok\":true,\"value\":[1]}\n"
         );
-        let err = reply(&id, &Err("no \"x\"".to_owned()));
+        let err = reply(&id, &Err("no \"x\"".into()));
         assert_eq!(
             err,
             "{\"type\":\"reply\",\"id\":7,\"ok\":false,\"message\":\"no \\\"x\\\"\"}\n"
+        );
+        let coded = reply(
+            &id,
+            &Err(crate::runtime::BindingError::with_code(
+                tools_json::ErrorCode::ToolTimeout,
+                "late",
+            )),
+        );
+        assert_eq!(
+            coded,
+            "{\"type\":\"reply\",\"id\":7,\"ok\":false,\"message\":\"late\",\"code\":\"TOOL_TIMEOUT\"}\n"
         );
     }
 }

@@ -49,7 +49,8 @@ Call a tool with `await tools.name(args)`. Tools listed as `# tools[\"…\"](…
 identifiers, or would shadow a type name) need subscript access: \
 `await tools[\"my-server.tool\"](args)`. A call returns the tool's result as JSON data \
 (dicts, lists, str, int, float, bool, None) of the declared type. A failed call raises \
-`ToolCallError`; its `toolName` says which tool failed.
+`ToolCallError`; its `toolName` says which tool failed and its `code` says why \
+(`INVALID_ARGS`, `DENIED`, `APPROVAL_DENIED`, `TOOL_TIMEOUT`, …).
 
 Independent calls may overlap: `await asyncio.gather(tools.a(x), tools.b(y))`. Read-only \
 tools then run concurrently, while tools that change state run alone, in the order the \
@@ -427,7 +428,9 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
         }
     }
     let mut out = writer.import_line(!writer.classes.is_empty());
-    out.push_str("\n\nclass ToolCallError(Exception):\n    toolName: str\n\n");
+    out.push_str(
+        "\n\nclass ToolCallError(Exception):\n    toolName: str\n    code: str | None\n\n",
+    );
     for class in &writer.classes {
         out.push_str(class);
         out.push_str("\n\n");

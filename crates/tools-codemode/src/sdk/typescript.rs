@@ -38,7 +38,8 @@ bracket access with a quoted name: `await tools[\"my-server.tool\"](args)`. A ca
 resolves to the tool's result as typed JSON (its entry in `ToolOutputMap`). Arguments \
 must be lossless JSON: plain objects, arrays, strings, booleans, null and finite numbers \
 (no `undefined`, `NaN`, `-0`, `Date`, `Map` or class instances). A failed call rejects \
-with a `ToolCallError` whose `toolName` says which tool failed; catch it to recover.
+with a `ToolCallError` whose `toolName` says which tool failed and whose `code` says why \
+(`INVALID_ARGS`, `DENIED`, `APPROVAL_DENIED`, `TOOL_TIMEOUT`, …); catch it to recover.
 
 Independent calls may overlap: `await Promise.all([tools.a(x), tools.b(y)])`. Read-only \
 tools then run concurrently, while tools that change state run alone, in the order the \
@@ -415,11 +416,22 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
         }
         out.push_str("}\n\n");
     }
+    out.push_str("type ToolName = keyof ToolOutputMap\n\n");
+    out.push_str("type ToolErrorCode = ");
+    for (i, code) in tools_json::ErrorCode::ALL.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" | ");
+        }
+        out.push('"');
+        out.push_str(code.as_str());
+        out.push('"');
+    }
     out.push_str(
-        "type ToolName = keyof ToolOutputMap\n\n\
+        ";\n\n\
          declare class ToolCallError extends Error {\n  \
          readonly name: \"ToolCallError\";\n  \
-         readonly toolName: ToolName;\n}\n\n\
+         readonly toolName: ToolName;\n  \
+         readonly code: ToolErrorCode | (string & {}) | undefined;\n}\n\n\
          declare const tools: {\n  \
          [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;\n}",
     );

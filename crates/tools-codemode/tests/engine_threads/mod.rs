@@ -11,7 +11,7 @@ pub(crate) struct NoHost;
 
 impl BindingHost for NoHost {
     fn call(&self, _global: &str, _name: &str, _args: tools_json::JsonValue) -> BindingFuture {
-        BindingFuture::ready(Err("no bindings".to_owned()))
+        BindingFuture::ready(Err("no bindings".into()))
     }
 }
 

@@ -63,9 +63,29 @@ fn tools_of(set: &Value) -> Vec<ToolSdkSchema> {
 /// (so its output degraded to `unknown` / `Any`) and inside ours (so it types as a string).
 /// Every other line is the reference's.
 fn amended(set: &str, declarations: &str) -> String {
+    // Every set: a failed call's error carries its machine code (`code`), typed in both SDKs.
+    let coded = declarations
+        .replace(
+            "type ToolName = keyof ToolOutputMap\n\ndeclare class ToolCallError extends Error {\n  readonly name: \"ToolCallError\";\n  readonly toolName: ToolName;\n}",
+            &format!(
+                "type ToolName = keyof ToolOutputMap\n\ntype ToolErrorCode = {};\n\ndeclare class ToolCallError extends Error {{\n  readonly name: \"ToolCallError\";\n  readonly toolName: ToolName;\n  readonly code: ToolErrorCode | (string & {{}}) | undefined;\n}}",
+                tools_json::ErrorCode::ALL
+                    .map(|code| format!("\"{}\"", code.as_str()))
+                    .join(" | ")
+            ),
+        )
+        .replace(
+            "class ToolCallError(Exception):\n    toolName: str\n",
+            "class ToolCallError(Exception):\n    toolName: str\n    code: str | None\n",
+        );
+    assert_ne!(
+        coded, declarations,
+        "the error class is gone from the golden file"
+    );
     if set != "edge" {
-        return declarations.to_owned();
+        return coded;
     }
+    let declarations = coded.as_str();
     let amended = declarations
         .replace("  broken: unknown;", "  broken: string;")
         .replace(

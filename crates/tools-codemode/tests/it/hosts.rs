@@ -8,10 +8,10 @@ use serde_json::Value;
 use tokio::sync::{Barrier, Notify};
 use tokio_util::sync::CancellationToken;
 use tools_codemode::{
-    BindingFuture, BindingHost, BindingNamespace, CodeRunRequest, CodeRunResult, CodeRuntime,
-    ErrorClass,
+    BindingError, BindingFuture, BindingHost, BindingNamespace, CodeRunRequest, CodeRunResult,
+    CodeRuntime, ErrorClass,
 };
-use tools_json::{JsonValue, Limits};
+use tools_json::{ErrorCode, JsonValue, Limits};
 
 /// The tool names of the default `tools` namespace.
 pub(crate) const TOOLS: &[&str] = &[
@@ -74,8 +74,10 @@ impl BindingHost for Host {
                 BindingFuture::ready(Ok(value))
             }
             "identity" => BindingFuture::ready(Ok(args)),
-            "fail" => BindingFuture::new(async { Err("nope".to_owned()) }),
-            "failRaw" => BindingFuture::new(async { Err("raw-nope".to_owned()) }),
+            "fail" => BindingFuture::new(async {
+                Err(BindingError::with_code(ErrorCode::Denied, "nope"))
+            }),
+            "failRaw" => BindingFuture::new(async { Err("raw-nope".into()) }),
             "never" => BindingFuture::new(std::future::pending()),
             "slow" => BindingFuture::new(async {
                 tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -110,7 +112,7 @@ impl BindingHost for Host {
             }
             other => {
                 let message = format!("unknown tool {other:?}");
-                BindingFuture::new(async move { Err(message) })
+                BindingFuture::new(async move { Err(message.into()) })
             }
         }
     }

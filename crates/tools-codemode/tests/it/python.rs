@@ -123,22 +123,43 @@ async fn exceptions_carry_the_traceback_and_keep_earlier_logs() {
 
 #[tokio::test]
 async fn completions_that_are_not_lossless_json_are_invalid_output() {
-    for program in [
-        "return float('nan')",
-        "return -0.0",
-        "return {1: 2}",
-        "return object()",
-        "return 2 ** 64",
-        "return b'bytes'",
-        "a = []\na.append(a)\nreturn a",
-        "return '\\ud800'",
+    // The message names the path of the first value that is not JSON, and why.
+    for (program, detail) in [
+        ("return float('nan')", "$: a non-finite number is not JSON"),
+        ("return -0.0", "$: negative zero cannot be carried by JSON"),
+        (
+            "return {1: 2}",
+            "$: a dict key that is not a str is not JSON",
+        ),
+        ("return object()", "$: a value of type object is not JSON"),
+        (
+            "return 2 ** 64",
+            "$: the integer 18446744073709551616 does not fit 64 bits",
+        ),
+        ("return b'bytes'", "$: a value of type bytes is not JSON"),
+        (
+            "a = []\na.append(a)\nreturn a",
+            "$[0]: a circular reference is not JSON",
+        ),
+        (
+            "return '\\ud800'",
+            "$: a string with a lone surrogate is not JSON",
+        ),
+        (
+            "return {'a': [1, {'b c': None, 'd': object()}]}",
+            "$.a[1].d: a value of type object is not JSON",
+        ),
+        (
+            "return {'ok': 1, 'x y': [float('inf')]}",
+            "$[\"x y\"][0]: a non-finite number is not JSON",
+        ),
     ] {
         let (result, _) = run(&runtime(), program).await;
         assert_eq!(
             failure(&result),
             Some((
                 "invalid-output",
-                "program completion must be lossless JSON".to_owned()
+                format!("program completion must be lossless JSON: {detail}")
             )),
             "{program}"
         );
@@ -437,4 +458,23 @@ async fn disposal_aborts_live_runs_and_refuses_later_ones() {
         .run(CodeRunRequest::new("return 1", tools(), Host::new()))
         .await;
     assert_eq!(later.unwrap_err(), ContractError::Disposed);
+}
+
+#[tokio::test]
+async fn a_failed_call_carries_its_machine_code() {
+    // `fail` rejects with DENIED; `failRaw` with no code; a refused argument is INVALID_ARGS.
+    let program = r#"
+out = []
+for name, args in [("fail", {}), ("failRaw", {}), ("echo", None)]:
+    try:
+        await tools[name](args) if args is not None else await tools[name]()
+    except ToolCallError as e:
+        out.append([e.toolName, e.code])
+return out
+"#;
+    let text = success(&run(&runtime(), program).await.0);
+    assert_eq!(
+        text,
+        r#"[["fail","DENIED"],["failRaw",null],["echo","INVALID_ARGS"]]"#
+    );
 }

@@ -246,13 +246,12 @@ async fn completions_that_are_not_lossless_json_are_invalid_output() {
     ];
     for program in programs {
         let (result, _) = run(&runtime, program).await;
-        assert_eq!(
-            failure(&result),
-            Some((
-                "invalid-output",
-                "program completion must be lossless JSON".to_owned()
-            )),
-            "{program}"
+        let (kind, message) = failure(&result).unwrap();
+        assert_eq!(kind, "invalid-output", "{program}");
+        // The message names where the value is not JSON: `$` or a path below it.
+        assert!(
+            message.starts_with("program completion must be lossless JSON: $"),
+            "{program}: {message}"
         );
         assert_eq!(result.value, None, "{program}");
     }
@@ -534,11 +533,11 @@ async fn lossy_arguments_are_refused_inside_the_sandbox() {
     assert!(rows[2][2].as_str().unwrap().contains("e.g. `{}`"));
     assert_eq!(
         rows[5][2],
-        "binding arguments must be lossless JSON: raw-throw"
+        "binding arguments must be lossless JSON: $.x: reading it threw: raw-throw"
     );
     assert_eq!(
         rows[6][2],
-        "binding arguments must be lossless JSON: error-throw"
+        "binding arguments must be lossless JSON: $.x: reading it threw: error-throw"
     );
     assert!(rows[9][2].as_str().unwrap().contains("$.z: negative zero"));
     assert!(host.calls().is_empty(), "nothing reached the host");
@@ -691,4 +690,31 @@ async fn the_smallest_memory_cap_runs_an_ordinary_program() {
     );
     assert_eq!(host.calls().len(), 1);
     assert_eq!(result.logs.len(), 1);
+}
+
+#[tokio::test]
+async fn a_failed_call_carries_its_machine_code() {
+    let program = r#"
+const out = [];
+for (const [name, args] of [["fail", {}], ["failRaw", {}], ["echo", undefined]]) {
+  try { await tools[name](args); } catch (e) { out.push([e.toolName, e.code ?? null, e instanceof ToolCallError]); }
+}
+return out;
+"#;
+    let text = success(&run(&runtime(), program).await.0);
+    assert_eq!(
+        text,
+        r#"[["fail","DENIED",true],["failRaw",null,true],["echo","INVALID_ARGS",true]]"#
+    );
+}
+
+#[tokio::test]
+async fn a_completion_that_is_not_json_names_the_path() {
+    let (result, _) = run(&runtime(), "return { a: [1, { b: undefined }] };").await;
+    let (kind, message) = failure(&result).unwrap();
+    assert_eq!(kind, "invalid-output");
+    assert!(
+        message.starts_with("program completion must be lossless JSON: $.a[1].b: "),
+        "{message}"
+    );
 }

@@ -108,3 +108,16 @@ fn a_missing_worker_or_sandbox_is_refused() {
     .unwrap_err();
     assert!(matches!(err, ContractError::Unconfinable { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn a_failed_call_carries_its_machine_code_across_the_process() {
+    let program = r#"
+const out = [];
+for (const name of ["fail", "failRaw"]) {
+  try { await tools[name]({}); } catch (e) { out.push([e.toolName, e.code ?? null]); }
+}
+return out;
+"#;
+    let text = success(&run(&confined(limits()), program).await.0);
+    assert_eq!(text, r#"[["fail","DENIED"],["failRaw",null]]"#);
+}

@@ -464,6 +464,7 @@ fn s087_nested_classes_are_declared_dependency_first() {
 
 class ToolCallError(Exception):
     toolName: str
+    code: str | None
 
 class MyToolArgs(TypedDict):
     x: str
@@ -794,7 +795,7 @@ fn s096_protocol_body_order_and_pass() {
     let text = py(&[]);
     assert_eq!(
         text,
-        "from typing import Protocol\n\nclass ToolCallError(Exception):\n    toolName: str\n\nclass Tools(Protocol):\n    pass\n\ntools: Tools"
+        "from typing import Protocol\n\nclass ToolCallError(Exception):\n    toolName: str\n    code: str | None\n\nclass Tools(Protocol):\n    pass\n\ntools: Tools"
     );
 }
 

@@ -33,7 +33,7 @@ pub(crate) struct FakeRuntime {
     pub(crate) args: Arc<[Value]>,
 }
 
-fn is_ok(outcome: &Result<JsonValue, String>) -> bool {
+fn is_ok(outcome: &tools_codemode::BindingOutcome) -> bool {
     matches!(outcome, Ok(v) if v.as_str() == Some("ok"))
 }
 

@@ -115,6 +115,51 @@ def _encode(root, max_depth):
     return "".join(parts)
 
 
+def _key_path(path, key):
+    if type(key) is int:
+        return "%s[%d]" % (path, key)
+    if key.isidentifier():
+        return "%s.%s" % (path, key)
+    return "%s[%s]" % (path, _quote(key))
+
+
+def _locate(root, max_depth):
+    """Where `root` is not lossless JSON, and why: the first refused value in document
+    order, as `$.a[1]: reason`. Run only after `_encode` refused, so the cost of paths is
+    paid only on the failure path."""
+    active = set()
+    work = [(0, root, "$", 0)]
+    while work:
+        kind, item, path, depth = work.pop()
+        if kind == 1:
+            active.discard(item)
+            continue
+        kind_of = type(item)
+        if kind_of is list or kind_of is tuple or kind_of is dict:
+            if depth >= max_depth:
+                return "%s: nesting exceeds the depth limit of %d" % (path, max_depth)
+            if id(item) in active:
+                return "%s: a circular reference is not JSON" % path
+            active.add(id(item))
+            work.append((1, id(item), path, 0))
+            if kind_of is dict:
+                entries = list(item.items())
+                for key, value in reversed(entries):
+                    if type(key) is not str:
+                        return "%s: a dict key that is not a str is not JSON" % path
+                for key, value in reversed(entries):
+                    work.append((0, value, _key_path(path, key), depth + 1))
+            else:
+                for index in range(len(item) - 1, -1, -1):
+                    work.append((0, item[index], _key_path(path, index), depth + 1))
+            continue
+        try:
+            _encode(item, 1)
+        except _Lossy as problem:
+            return "%s: %s" % (path, problem.args[0] if problem.args else "not JSON")
+    return None
+
+
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _WS = re.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring
@@ -228,9 +273,10 @@ class _Logs:
 
 
 def _make_class(name, member):
-    def __init__(self, message="", member_value=None):
+    def __init__(self, message="", member_value=None, code=None):
         Exception.__init__(self, message)
         self.message = message
+        self.code = code
         setattr(self, member, member_value)
 
     return type(name, (Exception,), {"__init__": __init__, "__module__": "builtins"})
@@ -252,21 +298,21 @@ class _Session:
                 cls = _make_class(error_class["name"], error_class["memberNameProperty"])
             self.namespaces.append((spec["global"], list(spec["names"]), cls))
 
-    def fail(self, cls, name, message):
+    def fail(self, cls, name, message, code=None):
         if cls is None:
             return Exception(message)
-        return cls(message, name)
+        return cls(message, name, code)
 
     def binding(self, global_name, name, cls):
         session = self
 
         async def call(*args):
             if not args:
-                raise session.fail(cls, name, ARGUMENTS_NOT_LOSSLESS + " (call the binding with an arguments dict, e.g. `{}`)")
+                raise session.fail(cls, name, ARGUMENTS_NOT_LOSSLESS + " (call the binding with an arguments dict, e.g. `{}`)", "INVALID_ARGS")
             try:
                 encoded = _encode(args[0], session.max_depth)
             except _Lossy as problem:
-                raise session.fail(cls, name, "%s: %s" % (ARGUMENTS_NOT_LOSSLESS, problem)) from None
+                raise session.fail(cls, name, "%s: %s" % (ARGUMENTS_NOT_LOSSLESS, problem), "INVALID_ARGS") from None
             call_id = session.next_id
             session.next_id += 1
             future = session.loop.create_future()
@@ -288,7 +334,8 @@ class _Session:
         if frame.get("ok") is True:
             future.set_result(frame.get("value"))
         else:
-            future.set_exception(self.fail(cls, name, str(frame.get("message", ""))))
+            code = frame.get("code")
+            future.set_exception(self.fail(cls, name, str(frame.get("message", "")), code if type(code) is str else None))
 
     def reader(self):
         for line in _rfile:
@@ -396,6 +443,13 @@ async def _main(session, program):
         message = INVALID_OUTPUT
         if problem.args and "depth limit" in problem.args[0]:
             message = "program result " + problem.args[0]
+        else:
+            try:
+                where = _locate(result, session.max_depth)
+            except Exception:
+                where = None
+            if where is not None:
+                message = "%s: %s" % (INVALID_OUTPUT, where)
         _done_error("invalid-output", message)
         return
     if len(encoded.encode("utf-8")) > session.max_value_bytes:

@@ -323,7 +323,8 @@ impl Run {
                                         calls.push(async move { (key, pending.await) });
                                     }
                                     Err(message) => {
-                                        if self.send(&wire::reply(&id, &Err(message))).await.is_err() {
+                                        let refusal = super::BindingError::with_code(tools_json::ErrorCode::InvalidArgs, message);
+                                        if self.send(&wire::reply(&id, &Err(refusal))).await.is_err() {
                                             stop = Some(Stop::Channel);
                                         }
                                     }

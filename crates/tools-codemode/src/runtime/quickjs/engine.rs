@@ -185,13 +185,14 @@ impl<'js> Session<'js> {
         &self,
         namespace: usize,
         name: &str,
-        message: &str,
+        error: &crate::runtime::BindingError,
     ) -> rquickjs::Result<Value<'js>> {
         let Some(realm) = self.realm() else {
             return Err(rquickjs::Error::Unknown);
         };
+        let message = error.message.as_str();
         match realm.classes.get(namespace).and_then(Option::as_ref) {
-            Some(class) => class.construct((message, name)),
+            Some(class) => class.construct((message, name, error.code.as_deref())),
             None => realm.error.construct((message,)),
         }
     }
@@ -505,8 +506,15 @@ fn completion<'js>(ctx: &Ctx<'js>, session: &Session<'js>, value: Value<'js>) ->
             if session.shared.must_stop() {
                 return Outcome::Stopped;
             }
-            Outcome::InvalidOutput {
-                too_deep: matches!(refusal, Refusal::TooDeep(_)).then_some(session.max_depth),
+            match refusal {
+                Refusal::Lossy(detail) => Outcome::InvalidOutput {
+                    too_deep: None,
+                    detail: Some(detail),
+                },
+                _ => Outcome::InvalidOutput {
+                    too_deep: Some(session.max_depth),
+                    detail: None,
+                },
             }
         }
         Err(Refusal::Stopped) => Outcome::Stopped,

@@ -55,7 +55,7 @@ const THREAD_STACK_SLACK: usize = 8 * 1024 * 1024;
 /// struct NoTools;
 /// impl BindingHost for NoTools {
 ///     fn call(&self, _: &str, name: &str, _: JsonValue) -> BindingFuture {
-///         BindingFuture::ready(Err(format!("unknown tool {name:?}")))
+///         BindingFuture::ready(Err(format!("unknown tool {name:?}").into()))
 ///     }
 /// }
 ///
@@ -306,8 +306,8 @@ async fn drive(
         (None, Some(Outcome::Threw(message))) => {
             Err(CodeRunFailure::new(FailureKind::Exception, message))
         }
-        (None, Some(Outcome::InvalidOutput { too_deep })) => {
-            Err(super::invalid_output_at(too_deep))
+        (None, Some(Outcome::InvalidOutput { too_deep, detail })) => {
+            Err(super::invalid_output_at(too_deep, detail.as_deref()))
         }
         (None, Some(Outcome::OutOfMemory)) => Err(memory_failure(&limits)),
         (None, Some(Outcome::Broken(message))) => {

@@ -89,10 +89,11 @@ pub(super) const PRELUDE: &str = r#"(function () {
   }
   function makeClass(name, member) {
     const C = class extends BaseError {
-      constructor(message, memberValue) {
+      constructor(message, memberValue, code) {
         super(message);
         define(this, "name", { __proto__: null, value: name, enumerable: true, writable: true, configurable: true });
         define(this, member, { __proto__: null, value: memberValue, enumerable: true, writable: true, configurable: true });
+        define(this, "code", { __proto__: null, value: code, enumerable: true, writable: true, configurable: true });
       }
     };
     define(C, "name", { __proto__: null, value: name, configurable: true });

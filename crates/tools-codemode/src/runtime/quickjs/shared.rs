@@ -148,6 +148,8 @@ pub(super) enum Outcome {
     InvalidOutput {
         /// The depth limit, when the value nested past it.
         too_deep: Option<usize>,
+        /// Where the value is not JSON and why (`$.a[1]: undefined is not JSON`).
+        detail: Option<String>,
     },
     /// A stop reason ended it (see [`Shared::stop_reason`]).
     Stopped,
@@ -163,7 +165,7 @@ pub(super) enum Command {
     /// The outcome of a binding call.
     Reply {
         id: u64,
-        result: Result<JsonValue, String>,
+        result: crate::runtime::BindingOutcome,
     },
     /// Stop now (the stop reason is already recorded).
     Stop,

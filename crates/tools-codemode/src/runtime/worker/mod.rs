@@ -9,11 +9,15 @@
 
 mod boot;
 
+use std::borrow::Cow;
+
+use crate::runtime::BindingError;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tools_json::ErrorCode;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -141,7 +145,7 @@ impl Writer {
 }
 
 /// The settlements of binding calls in flight, by id.
-type Pending = HashMap<u64, oneshot::Sender<Result<JsonValue, String>>>;
+type Pending = HashMap<u64, oneshot::Sender<crate::runtime::BindingOutcome>>;
 
 /// The binding calls of the run.
 struct Calls {
@@ -156,7 +160,7 @@ impl Calls {
     }
 
     /// Settles call `id` (unknown ids are ignored; so is a call the run no longer awaits).
-    fn settle(&self, id: u64, result: Result<JsonValue, String>) {
+    fn settle(&self, id: u64, result: crate::runtime::BindingOutcome) {
         let sender = self.lock().as_mut().and_then(|pending| pending.remove(&id));
         if let Some(sender) = sender {
             let _ = sender.send(result);
@@ -182,7 +186,7 @@ impl BindingHost for WireHost {
         let (sender, settled) = oneshot::channel();
         match self.calls.lock().as_mut() {
             Some(pending) => pending.insert(id, sender),
-            None => return BindingFuture::ready(Err(HOST_GONE_MESSAGE.to_owned())),
+            None => return BindingFuture::ready(Err(HOST_GONE_MESSAGE.into())),
         };
         let frame = format!(
             "{{\"type\":\"call\",\"id\":{id},\"global\":{},\"name\":{},\"args\":{}}}",
@@ -192,12 +196,12 @@ impl BindingHost for WireHost {
         );
         drop(args);
         if self.writer.send(&frame).is_err() {
-            self.calls.settle(id, Err(HOST_GONE_MESSAGE.to_owned()));
+            self.calls.settle(id, Err(HOST_GONE_MESSAGE.into()));
         }
         BindingFuture::new(async move {
             settled
                 .await
-                .unwrap_or_else(|_| Err(HOST_GONE_MESSAGE.to_owned()))
+                .unwrap_or_else(|_| Err(HOST_GONE_MESSAGE.into()))
         })
     }
 }
@@ -223,7 +227,7 @@ fn run_program(line: &str) -> Option<String> {
 }
 
 /// The id and settlement of a `reply` frame; `None` when the line is not a well-formed one.
-fn reply(line: &str, depth: &Limits) -> Option<(u64, Result<JsonValue, String>)> {
+fn reply(line: &str, depth: &Limits) -> Option<(u64, crate::runtime::BindingOutcome)> {
     let parsed = wire::parse(line, usize::MAX)?;
     let Value::Object(mut frame) = parsed.value else {
         drop_deep(parsed.value);
@@ -236,7 +240,16 @@ fn reply(line: &str, depth: &Limits) -> Option<(u64, Result<JsonValue, String>)>
             .remove("value")
             .map(|value| resolution(value, parsed.lossy_number, depth)),
         Some(Value::Bool(false)) => match frame.get("message") {
-            Some(Value::String(message)) => Some(Err(message.clone())),
+            Some(Value::String(message)) => Some(Err(BindingError {
+                message: message.clone(),
+                code: match frame.get("code") {
+                    Some(Value::String(code)) => Some(match code.parse::<ErrorCode>() {
+                        Ok(known) => Cow::Borrowed(known.as_str()),
+                        Err(_) => Cow::Owned(code.clone()),
+                    }),
+                    _ => None,
+                },
+            })),
             _ => None,
         },
         _ => None,
@@ -249,11 +262,12 @@ fn reply(line: &str, depth: &Limits) -> Option<(u64, Result<JsonValue, String>)>
 }
 
 /// A host's resolution, taken across the lossless boundary at the run's depth limit.
-fn resolution(value: Value, lossy_number: bool, depth: &Limits) -> Result<JsonValue, String> {
+fn resolution(value: Value, lossy_number: bool, depth: &Limits) -> crate::runtime::BindingOutcome {
     if lossy_number {
         drop_deep(value);
-        return Err(format!(
-            "{RESOLUTION_NOT_LOSSLESS}: an integer has no exact JSON number"
+        return Err(BindingError::with_code(
+            ErrorCode::InvalidToolOutput,
+            format!("{RESOLUTION_NOT_LOSSLESS}: an integer has no exact JSON number"),
         ));
     }
     JsonValue::with_limits_at(value, depth, "$").map_err(|error| {
@@ -261,7 +275,10 @@ fn resolution(value: Value, lossy_number: bool, depth: &Limits) -> Result<JsonVa
             .violations()
             .first()
             .map_or_else(|| error.to_string(), ToString::to_string);
-        format!("{RESOLUTION_NOT_LOSSLESS}: {detail}")
+        BindingError::with_code(
+            ErrorCode::InvalidToolOutput,
+            format!("{RESOLUTION_NOT_LOSSLESS}: {detail}"),
+        )
     })
 }
 
@@ -424,7 +441,15 @@ mod tests {
 
     fn settled(line: &str) -> Option<(u64, Result<String, String>)> {
         let limits = Limits::default().with_max_depth(3);
-        reply(line, &limits).map(|(id, result)| (id, result.map(|v| v.to_string())))
+        reply(line, &limits).map(|(id, result)| {
+            (
+                id,
+                result.map(|v| v.to_string()).map_err(|e| match e.code {
+                    Some(code) => format!("{code}: {}", e.message),
+                    None => e.message,
+                }),
+            )
+        })
     }
 
     #[test]
@@ -436,6 +461,14 @@ mod tests {
         assert_eq!(
             settled(r#"{"type":"reply","id":1,"ok":false,"message":"no \"x\""}"#),
             Some((1, Err("no \"x\"".to_owned())))
+        );
+        assert_eq!(
+            settled(r#"{"type":"reply","id":1,"ok":false,"message":"late","code":"TOOL_TIMEOUT"}"#),
+            Some((1, Err("TOOL_TIMEOUT: late".to_owned())))
+        );
+        assert_eq!(
+            settled(r#"{"type":"reply","id":1,"ok":false,"message":"m","code":"MY_OWN"}"#),
+            Some((1, Err("MY_OWN: m".to_owned())))
         );
         for bad in [
             "",
@@ -458,14 +491,20 @@ mod tests {
         let Some((2, Err(message))) = deep else {
             panic!("{deep:?}");
         };
-        assert!(message.starts_with(RESOLUTION_NOT_LOSSLESS), "{message}");
+        assert!(
+            message.starts_with(&format!("INVALID_TOOL_OUTPUT: {RESOLUTION_NOT_LOSSLESS}")),
+            "{message}"
+        );
         assert!(message.contains("depth limit of 3"), "{message}");
         for lossy in ["-0", "1e400", "18446744073709551617"] {
             let line = format!(r#"{{"type":"reply","id":3,"ok":true,"value":[{lossy}]}}"#);
             let Some((3, Err(message))) = settled(&line) else {
                 panic!("{lossy}");
             };
-            assert!(message.starts_with(RESOLUTION_NOT_LOSSLESS), "{message}");
+            assert!(
+                message.starts_with(&format!("INVALID_TOOL_OUTPUT: {RESOLUTION_NOT_LOSSLESS}")),
+                "{message}"
+            );
         }
     }
 

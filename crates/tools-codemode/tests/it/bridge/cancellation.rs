@@ -66,8 +66,14 @@ async fn b38_outer_cancellation_aborts_the_run() {
     assert!(h.sink.settles()[0].is_error);
     let second = queued.lock().unwrap().take().unwrap();
     assert_eq!(
-        tokio::time::timeout(HANG_GUARD, second).await.unwrap(),
-        Err("run_code run is over (tool call aborted); slow tool call abandoned".to_owned())
+        tokio::time::timeout(HANG_GUARD, second)
+            .await
+            .unwrap()
+            .map_err(|e| (e.message, e.code)),
+        Err((
+            "run_code run is over (tool call aborted); slow tool call abandoned".to_owned(),
+            Some("ABORTED_BEFORE_DISPATCH".into())
+        ))
     );
 }
 
@@ -354,7 +360,13 @@ async fn a6_5_a_result_read_after_the_run_is_discarded() {
     assert!(!h.sink.settles()[0].is_error);
     let pending = unread.lock().unwrap().take().unwrap();
     assert_eq!(
-        tokio::time::timeout(HANG_GUARD, pending).await.unwrap(),
-        Err("run_code run is over (run_code settled); echo result discarded".to_owned())
+        tokio::time::timeout(HANG_GUARD, pending)
+            .await
+            .unwrap()
+            .map_err(|e| (e.message, e.code)),
+        Err((
+            "run_code run is over (run_code settled); echo result discarded".to_owned(),
+            Some("ABORTED".into())
+        ))
     );
 }

@@ -45,7 +45,14 @@ async fn b46_arguments_cross_up_to_the_depth_limit() {
                     .host
                     .call("tools", "deep", args_of_depth(depth))
                     .await;
-                answers.push(format!("{depth}: {:?}", answer.map(|v| v.to_string())));
+                answers.push(format!(
+                    "{depth}: {:?}",
+                    answer.map(|v| v.to_string()).map_err(|e| format!(
+                        "{}: {}",
+                        e.code.unwrap_or_default(),
+                        e.message
+                    ))
+                ));
             }
             completed(None, &[])
         }
@@ -58,8 +65,8 @@ async fn b46_arguments_cross_up_to_the_depth_limit() {
         [
             r#"511: Ok("\"ok\"")"#,
             r#"512: Ok("\"ok\"")"#,
-            r#"513: Err("arguments of tools.deep nest deeper than the depth limit of 512")"#,
-            r#"600: Err("arguments of tools.deep nest deeper than the depth limit of 512")"#,
+            r#"513: Err("INVALID_ARGS: arguments of tools.deep nest deeper than the depth limit of 512")"#,
+            r#"600: Err("INVALID_ARGS: arguments of tools.deep nest deeper than the depth limit of 512")"#,
         ]
     );
     assert_eq!(

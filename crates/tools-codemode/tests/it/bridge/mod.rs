@@ -105,7 +105,12 @@ fn call(
     args: Value,
 ) -> impl Future<Output = Result<Value, String>> + Send + 'static {
     let pending = host.call("tools", name, JsonValue::new(args).unwrap());
-    async move { pending.await.map(JsonValue::into_value) }
+    async move {
+        pending
+            .await
+            .map(JsonValue::into_value)
+            .map_err(|error| error.message)
+    }
 }
 
 /// A completed run: `value` (if any) and `logs`.

@@ -558,7 +558,7 @@ async fn s25_queued_calls_are_abandoned_when_the_run_is_over() {
     let w2 = w2_future.lock().unwrap().take().unwrap();
     let rejection = tokio::time::timeout(HANG_GUARD, w2).await.unwrap();
     assert_eq!(
-        rejection,
+        rejection.map_err(|e| e.message),
         Err("run_code run is over (run_code settled); writer tool call abandoned".to_owned())
     );
 }

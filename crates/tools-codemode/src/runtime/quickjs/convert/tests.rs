@@ -138,8 +138,14 @@ fn refusals_keep_their_paths_and_reasons() {
             "(() => { const a = [1]; Object.setPrototypeOf(a, null); return a; })()",
             "$: an array with a foreign prototype is not JSON",
         ),
-        ("({ get bad() { throw new Error('getter'); } })", "getter"),
-        ("({ ok: 1, get bad() { throw 'plain'; } })", "plain"),
+        (
+            "({ get bad() { throw new Error('getter'); } })",
+            "$.bad: reading it threw: getter",
+        ),
+        (
+            "({ ok: 1, get bad() { throw 'plain'; } })",
+            "$.bad: reading it threw: plain",
+        ),
         // A key that parses as the missing index is taken for it, as it always was.
         (
             "(() => { const a = []; a[0] = 0; a['+1'] = 1; a.length = 2; return a; })()",

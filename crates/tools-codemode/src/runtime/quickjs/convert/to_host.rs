@@ -308,11 +308,15 @@ pub(in crate::runtime::quickjs) fn to_json<'js>(
         match child {
             Some(Ok(child)) => pending = Some(child),
             Some(Err(_)) => {
-                // A getter threw (or the engine refused): the thrown text is the detail.
+                // A getter threw (or the engine refused): the path of the member read and
+                // the thrown text are the detail.
                 let thrown = ctx.catch();
                 let reason = thrown_text(intrinsics, &thrown);
+                let path = path_of(&stack);
                 abandon(stack);
-                return Err(Refusal::Lossy(reason));
+                return Err(Refusal::Lossy(format!(
+                    "{path}: reading it threw: {reason}"
+                )));
             }
             None => {
                 // The container is complete.

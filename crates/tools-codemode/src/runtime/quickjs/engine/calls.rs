@@ -1,12 +1,13 @@
 //! The bindings' side of a call: the function the program calls, which checks its argument
 //! and posts it to the host, and the delivery of the host's reply to the call's promise.
 
+use crate::runtime::BindingError;
 use std::collections::HashMap;
 use std::rc::Rc;
+use tools_json::ErrorCode;
 
 use rquickjs::function::Opt;
 use rquickjs::{Ctx, Function, Promise, Value};
-use tools_json::JsonValue;
 
 use super::Session;
 use crate::runtime::quickjs::convert::{Refusal, to_js, to_json};
@@ -111,7 +112,8 @@ fn call<'js>(
             });
         }
         Err(message) => {
-            let error = session.error_for(namespace, name, &message)?;
+            let refusal = BindingError::with_code(ErrorCode::InvalidArgs, message);
+            let error = session.error_for(namespace, name, &refusal)?;
             reject.call::<_, ()>((error,))?;
         }
     }
@@ -123,15 +125,18 @@ pub(super) fn deliver<'js>(
     ctx: &Ctx<'js>,
     session: &Session<'js>,
     id: u64,
-    result: Result<JsonValue, String>,
+    result: crate::runtime::BindingOutcome,
 ) -> Result<(), Refusal> {
     let Some(pending) = session.pending.borrow_mut().remove(&id) else {
         return Ok(());
     };
     let rejection = match result {
-        Ok(value) if value.depth() > session.max_depth => Some(format!(
-            "{RESOLUTION_NOT_LOSSLESS}: $: nesting exceeds the depth limit of {}",
-            session.max_depth
+        Ok(value) if value.depth() > session.max_depth => Some(BindingError::with_code(
+            ErrorCode::InvalidToolOutput,
+            format!(
+                "{RESOLUTION_NOT_LOSSLESS}: $: nesting exceeds the depth limit of {}",
+                session.max_depth
+            ),
         )),
         Ok(value) => match to_js(ctx, &value, &session.stop_check()) {
             Ok(built) => {
@@ -149,14 +154,17 @@ pub(super) fn deliver<'js>(
                     session.shared.request_stop(StopReason::OutOfMemory);
                     return Err(Refusal::Stopped);
                 }
-                Some(format!("{RESOLUTION_NOT_LOSSLESS}: {detail}"))
+                Some(BindingError::with_code(
+                    ErrorCode::InvalidToolOutput,
+                    format!("{RESOLUTION_NOT_LOSSLESS}: {detail}"),
+                ))
             }
             Err(Refusal::Stopped) => return Err(Refusal::Stopped),
         },
-        Err(message) => Some(message),
+        Err(error) => Some(error),
     };
-    if let Some(message) = rejection {
-        match session.error_for(pending.namespace, &pending.name, &message) {
+    if let Some(error) = rejection {
+        match session.error_for(pending.namespace, &pending.name, &error) {
             Ok(error) => {
                 if pending.reject.call::<_, ()>((error,)).is_err() {
                     let _ = ctx.catch();
