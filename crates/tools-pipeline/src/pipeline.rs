@@ -250,8 +250,10 @@ impl Pipeline {
     }
 
     /// The prepare stage: creates the execution (identity, argument snapshot, collapse and
-    /// pre-abort checks), runs the pre-execute waterfall, the approval service for `ask`,
-    /// and the guards. Equal to [`Pipeline::decide`] then [`Pipeline::resume`].
+    /// pre-abort checks), runs the pre-execute waterfall and the guards, and for an `ask`
+    /// that a person would answer first the guards and the tool's argument check, then the
+    /// approval service (approval comes last: nobody is asked about a call that could never
+    /// run). Equal to [`Pipeline::decide`] then [`Pipeline::resume`].
     ///
     /// # Cancel safety
     ///
@@ -263,8 +265,9 @@ impl Pipeline {
 
     /// The first half of [`Pipeline::prepare`]: creates the execution and runs the
     /// pre-execute waterfall. A scheduler that wants to ask one approval for several calls
-    /// decides them all, asks about those whose [`Decided::approval_request`] is `Some`, and
-    /// resumes each with its answer.
+    /// decides them all, asks about those whose [`Decided::approval_request`] is `Some` (a
+    /// call its guards deny or whose arguments are invalid has none), and resumes each with
+    /// its answer, or without one when it asked nothing.
     ///
     /// # Cancel safety
     ///
@@ -273,10 +276,12 @@ impl Pipeline {
         decide(&self.shared, call).await
     }
 
-    /// The second half of [`Pipeline::prepare`]: resolves `ask` (with `answer` when the
-    /// caller already asked, else through the installed approval service), runs the guards
-    /// and the last cancellation check. A denial is `DENIED`; an `ask` that is refused,
-    /// cancelled, unanswerable or whose service fails is `APPROVAL_DENIED`.
+    /// The second half of [`Pipeline::prepare`]: runs the guards and resolves `ask` (with
+    /// `answer` when the caller already asked, else through the installed approval service,
+    /// after the guards and the tool's argument check; see [`Decided::approval_request`]),
+    /// then the last cancellation check. A denial is `DENIED`; arguments that fail the check
+    /// before a question are `INVALID_ARGS`, as the body would have answered; an `ask` that
+    /// is refused, cancelled, unanswerable or whose service fails is `APPROVAL_DENIED`.
     ///
     /// # Cancel safety
     ///

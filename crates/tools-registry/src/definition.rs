@@ -48,6 +48,9 @@ pub type ClassifierFn = Arc<dyn Fn(&JsonValue) -> bool + Send + Sync>;
 /// The key an approval for the session or for always is remembered under, from the
 /// arguments (e.g. a path, a command prefix).
 pub type ApprovalKeyFn = Arc<dyn Fn(&JsonValue) -> String + Send + Sync>;
+/// A check of the arguments that runs without the body: `Err` is the failure the body gives
+/// the same arguments before it starts (see [`DefinitionBuilder::argument_check`]).
+pub type ArgumentCheckFn = Arc<dyn Fn(&JsonValue) -> Result<(), ToolError> + Send + Sync>;
 
 /// A read-only view of a normalized outcome, as `finalize_content` sees it.
 #[derive(Clone, Copy, Debug)]
@@ -103,6 +106,7 @@ struct Parts {
     presenter: Option<Arc<dyn Presenter>>,
     hints: ToolHints,
     foreign: Option<CompiledSchema>,
+    argument_check: Option<ArgumentCheckFn>,
     approval_key: Option<ApprovalKeyFn>,
 }
 
@@ -120,6 +124,7 @@ impl ToolDefinition {
             concurrency: None,
             presenter: None,
             hints: ToolHints::default(),
+            argument_check: None,
             approval_key: None,
         }
     }
@@ -186,6 +191,32 @@ impl ToolDefinition {
             return format!("{name} {key}");
         }
         format!("{name} {}", crate::canonical::json(args.as_value()))
+    }
+
+    /// Checks `args` as the body checks them before it starts, without running the body:
+    /// against the foreign parameter schema ([`DefinitionBuilder::foreign_parameters`]),
+    /// then with the declared check ([`DefinitionBuilder::argument_check`]; a typed tool
+    /// from [`crate::define_tool`] declares its compiled parameter map's). `Ok` when neither
+    /// is declared: a raw body checks its own input, and nothing is known about it here.
+    ///
+    /// The pipeline runs it before it asks a person to approve a call, so that nobody is
+    /// asked about a call that could never run; an allowed call is checked by its body
+    /// alone. A schema check that passes is remembered by the argument snapshot, so the
+    /// body does not validate the same snapshot again.
+    ///
+    /// # Errors
+    ///
+    /// The failure the body would give the same arguments: `INVALID_ARGS` naming every
+    /// violation, with the body's own message. A check that panics fails with its panic.
+    pub fn check_arguments(&self, args: &JsonValue) -> Result<(), ToolError> {
+        if let Some(schema) = &self.inner.foreign {
+            crate::foreign::check(schema, args)?;
+        }
+        match &self.inner.argument_check {
+            None => Ok(()),
+            Some(check) => catch_unwind(AssertUnwindSafe(|| check(args)))
+                .unwrap_or_else(|panic| Err(ToolError::from_panic(&*panic))),
+        }
     }
 
     /// The output: compiled schema and projections.
@@ -304,6 +335,7 @@ pub struct DefinitionBuilder {
     concurrency: Option<ClassifierFn>,
     presenter: Option<Arc<dyn Presenter>>,
     hints: ToolHints,
+    argument_check: Option<ArgumentCheckFn>,
     approval_key: Option<ApprovalKeyFn>,
 }
 
@@ -384,9 +416,50 @@ impl DefinitionBuilder {
     /// the definition shows the model [`CompiledSchema::json`], read the first time the
     /// definition's parameters are (so a tool that is registered but never projected never
     /// builds that JSON). As with the other setters, the arguments are not validated
-    /// against it here: the body does that (how `define_tool` hands over its schema).
+    /// against it here: the body does that, and [`DefinitionBuilder::argument_check`]
+    /// declares the same check for [`ToolDefinition::check_arguments`] (how `define_tool`
+    /// hands over its schema).
     pub fn parameters_compiled(mut self, schema: CompiledSchema) -> Self {
         self.parameters = Some(Parameters::Compiled(schema));
+        self
+    }
+
+    /// Declares how the body checks its arguments before it starts, so that the check can
+    /// run without the body ([`ToolDefinition::check_arguments`]: the pipeline runs it
+    /// before it asks a person to approve a call). The check must fail exactly when, and
+    /// exactly as, the body fails before doing anything (same code, same message), and pass
+    /// every call the body would start: it only decides earlier what the body decides; it
+    /// does not replace the body's own check, which still runs for every call. A foreign
+    /// schema's check ([`DefinitionBuilder::foreign_parameters`]) runs before it.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tools_registry::{ErrorCode, JsonValue, OutputDecl, ToolDefinition, ToolError};
+    ///
+    /// fn needs_path(args: &JsonValue) -> Result<(), ToolError> {
+    ///     match args.get("path") {
+    ///         Some(path) if path.is_string() => Ok(()),
+    ///         _ => Err(ToolError::with_code(ErrorCode::InvalidArgs, "path must be a string")),
+    ///     }
+    /// }
+    ///
+    /// let tool = ToolDefinition::builder("stat", "Stat a path.")
+    ///     .output(OutputDecl::text(json!({"type": "string"})))
+    ///     .argument_check(needs_path)
+    ///     .body(|args, _ctx| async move {
+    ///         needs_path(&args)?;
+    ///         Ok(args.as_value()["path"].clone())
+    ///     })
+    ///     .build()?;
+    /// let missing = JsonValue::new(json!({}))?;
+    /// assert_eq!(tool.check_arguments(&missing).unwrap_err().message(), "path must be a string");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn argument_check(
+        mut self,
+        check: impl Fn(&JsonValue) -> Result<(), ToolError> + Send + Sync + 'static,
+    ) -> Self {
+        self.argument_check = Some(Arc::new(check));
         self
     }
 
@@ -513,6 +586,7 @@ impl DefinitionBuilder {
                 presenter: self.presenter,
                 hints: self.hints,
                 foreign,
+                argument_check: self.argument_check,
                 approval_key: self.approval_key,
             }),
         })

@@ -19,14 +19,23 @@ struct Validating {
 
 impl ToolBody for Validating {
     fn call(&self, args: JsonValue, ctx: RunContext) -> BodyFuture {
-        let violations = self.schema.validate_snapshot(&args, "");
-        if violations.is_empty() {
-            return self.inner.call(args, ctx);
+        match check(&self.schema, &args) {
+            Ok(()) => self.inner.call(args, ctx),
+            Err(error) => Box::pin(async move { Err(error) }),
         }
-        let error = ToolError::with_code(
-            ErrorCode::InvalidArgs,
-            format!("invalid arguments: {violations}"),
-        );
-        Box::pin(async move { Err(error) })
     }
+}
+
+/// The check the validating body runs, on its own (for
+/// [`crate::ToolDefinition::check_arguments`]): `INVALID_ARGS` naming every violation. A
+/// pass is remembered by the snapshot, so the body does not validate it again.
+pub(crate) fn check(schema: &CompiledSchema, args: &JsonValue) -> Result<(), ToolError> {
+    let violations = schema.validate_snapshot(args, "");
+    if violations.is_empty() {
+        return Ok(());
+    }
+    Err(ToolError::with_code(
+        ErrorCode::InvalidArgs,
+        format!("invalid arguments: {violations}"),
+    ))
 }

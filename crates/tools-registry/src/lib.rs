@@ -28,8 +28,8 @@ pub use context::{
     ToolContext,
 };
 pub use definition::{
-    ApprovalKeyFn, BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn, MAX_TIMEOUT,
-    ResultView, ToolBody, ToolDefinition,
+    ApprovalKeyFn, ArgumentCheckFn, BodyFuture, ClassifierFn, DefinitionBuilder, FinalizeFn,
+    MAX_TIMEOUT, ResultView, ToolBody, ToolDefinition,
 };
 pub use error::Error;
 pub use guard::Guard;

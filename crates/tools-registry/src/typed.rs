@@ -50,7 +50,9 @@ type TypedBody<A> = Box<dyn FnOnce(Arc<ArgsSchema<A>>) -> Arc<dyn ToolBody> + Se
 /// What the typed wrapper adds to a raw definition:
 /// - the arguments are validated against the compiled parameter map before the body runs
 ///   (a failure is an `INVALID_ARGS` error result; the body counts as invoked, as in the
-///   reference);
+///   reference), and the definition can run the same validation without the body
+///   ([`ToolDefinition::check_arguments`], which the pipeline runs before it asks for an
+///   approval);
 /// - the classifier and the presenter see typed arguments, and arguments that do not parse
 ///   make the call exclusive / give the generic card (soft validation for replays).
 ///
@@ -280,8 +282,12 @@ where
             });
         }
 
+        let check = Arc::clone(&args);
         let mut builder = ToolDefinition::builder(&name, self.description)
             .parameters_compiled(args.schema().clone())
+            // The body's own parse, without the body, for a caller that checks the
+            // arguments before the body runs (the pipeline, before it asks for an approval).
+            .argument_check(move |raw: &JsonValue| check.check(raw).map_err(ToolError::from))
             .hints(self.hints)
             .output(decl);
         if let Some(body) = self.body {

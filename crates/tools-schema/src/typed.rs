@@ -85,6 +85,23 @@ impl<T: DeserializeOwned> ArgsSchema<T> {
         })
     }
 
+    /// Fails exactly when, and exactly as, [`ArgsSchema::parse`] fails, and keeps nothing:
+    /// it validates (every violation) and deserializes, then drops the value. A validation
+    /// pass is remembered by the snapshot, so a later `parse` of it does not validate again
+    /// (it deserializes again).
+    ///
+    /// This is the check a typed tool hands its definition
+    /// (`tools_registry::ToolDefinition::check_arguments`), which the pipeline runs before
+    /// it asks a person to approve a call.
+    ///
+    /// # Errors
+    ///
+    /// As [`ArgsSchema::parse`]: [`Error::InvalidArgs`] with every violation;
+    /// [`Error::ArgsType`] when valid arguments do not fit `T`.
+    pub fn check(&self, args: &JsonValue) -> Result<(), Error> {
+        self.parse(args).map(drop)
+    }
+
     /// Takes raw arguments across the lossless boundary, then parses them.
     ///
     /// # Errors

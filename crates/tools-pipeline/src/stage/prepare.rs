@@ -1,11 +1,29 @@
 //! The prepare stage: creates the execution (identity, argument snapshot, collapse and
-//! pre-abort checks), runs the pre-execute waterfall, resolves `ask` through the approval
-//! service, runs the guards and the last cancellation check. Its handles: [`Decided`],
-//! [`Prepared`], [`Ready`].
+//! pre-abort checks), runs the pre-execute waterfall, then settles its decision, and ends
+//! with the last cancellation check. Its handles: [`Decided`], [`Prepared`], [`Ready`].
+//!
+//! The order after the waterfall (approval comes last):
+//!
+//! - `deny`: `DENIED`; the guards are not consulted.
+//! - `allow`: the guards. The arguments are the body's to validate.
+//! - `ask`, when a person would be asked (no earlier answer for the session or always
+//!   covers the call, and the caller brought no answer): first the guards, then the
+//!   tool's argument check ([`tools_registry::ToolDefinition::check_arguments`]: a typed
+//!   tool's parameter map, a foreign schema), and only when both pass the approval
+//!   service. A call that could never run settles `DENIED` or `INVALID_ARGS`, exactly as
+//!   it would have after an approval, and nobody is asked about it. The guards are not
+//!   run again after the answer.
+//! - `ask` covered by a remembered answer: no question, so nothing is checked before; the
+//!   guards run after, as for `allow`.
+//! - `ask` answered by the caller ([`Decided::approval_request`] then
+//!   [`crate::Pipeline::resume`] with the answer, as a batch asks): the check ran when the
+//!   request was made, which is `None` for a call the check stops; such a call, resumed
+//!   without an answer, settles with the check's result. An answer that came without a
+//!   request is followed by the guards, as for `allow`.
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 use tools_json::{ErrorCode, JsonValue, Limits};
@@ -36,7 +54,18 @@ enum DecidedInner {
         /// guards); a resolved tool's view is the execution's.
         unresolved: Option<HeldView>,
         decision: PreDecision,
+        /// The check before a question (guards, then arguments), once made by
+        /// [`Decided::approval_request`]: `None` when the call could run.
+        checked: OnceLock<Option<Box<Refusal>>>,
     },
+}
+
+/// Why the check before a question stops a call: its failure, and whether the
+/// post-execute waterfall sees it (a guard's denial and invalid arguments do, as they
+/// would after an approval; a panicking guard does not).
+struct Refusal {
+    error: ToolError,
+    post: bool,
 }
 
 impl Decided {
@@ -57,17 +86,35 @@ impl Decided {
         }
     }
 
-    /// The approval request this call needs: `Some` when the decision is `ask` and the call
-    /// has an agent to route the question through.
+    /// The approval request this call needs: `Some` when the decision is `ask`, the call
+    /// has an agent to route the question through, and the call could run: its guards let
+    /// it through and its arguments pass the tool's check
+    /// ([`tools_registry::ToolDefinition::check_arguments`]). Approval comes last, so a
+    /// call a guard denies or whose arguments are invalid gives `None`, and
+    /// [`crate::Pipeline::resume`] without an answer then settles it `DENIED` or
+    /// `INVALID_ARGS` without asking anyone.
+    ///
+    /// The check runs once per call, on the first request (a call remembered for the
+    /// session is checked too: a scheduler asks [`crate::Pipeline::remembers`] after
+    /// this); `resume` reuses it and does not run the guards again after the answer.
     pub fn approval_request(&self) -> Option<ApprovalRequest> {
         let DecidedInner::Open {
             exec,
+            unresolved,
             decision: PreDecision::Ask(reason),
+            checked,
             ..
         } = &self.0
         else {
             return None;
         };
+        // Nobody is asked about a call without an agent: nothing to check for a question.
+        exec.agent()?;
+        let refusal = checked
+            .get_or_init(|| check_before_asking(exec, view_guards(exec, unresolved.as_ref())));
+        if refusal.is_some() {
+            return None;
+        }
         approval_request(exec, approval_key(exec).into(), reason.clone())
     }
 }
@@ -238,23 +285,26 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
         stacks,
         unresolved,
         decision,
+        checked: OnceLock::new(),
     })
 }
 
-/// The second half of the prepare stage: `ask`, guards, the last cancellation check.
+/// The second half of the prepare stage: the guards, for `ask` the check before the
+/// question and the question, the last cancellation check.
 pub(crate) async fn resume(
     shared: &Shared,
     decided: Decided,
     answer: Option<ApprovalOutcome>,
 ) -> Prepared {
-    let (exec, stacks, unresolved, decision) = match decided.0 {
+    let (exec, stacks, unresolved, decision, checked) = match decided.0 {
         DecidedInner::Settled(pending) => return Prepared::Settled(pending),
         DecidedInner::Open {
             exec,
             stacks,
             unresolved,
             decision,
-        } => (exec, stacks, unresolved, decision),
+            checked,
+        } => (exec, stacks, unresolved, decision, checked.into_inner()),
     };
     let guards = view_guards(&exec, unresolved.as_ref());
     let settle = |result: ToolResult, stacks: Arc<Stacks>, post: bool| {
@@ -268,23 +318,46 @@ pub(crate) async fn resume(
         },
         PreDecision::Deny(reason) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
         PreDecision::Ask(reason) => {
+            // A check made for an approval request stands: a call it stopped was asked
+            // about by nobody, and settles with its result whatever the answer.
+            if let Some(Some(refusal)) = checked {
+                return settle(ToolResult::failure(refusal.error), stacks, refusal.post);
+            }
+            // Whether the guards ran, and the arguments passed, before a question.
+            let mut cleared = checked.is_some();
             // The approval key: computed once, for the store and the question.
             let key: Arc<str> = approval_key(&exec).into();
             let outcome = match answer {
                 Some(outcome) => outcome,
                 None if remembered(shared, &exec, &key) => ApprovalOutcome::AllowedOnce,
-                None => match ask(shared, &exec, Arc::clone(&key), reason.clone()).await {
-                    Ok(outcome) => outcome,
-                    Err(refusal) => {
-                        return settle(ToolResult::failure(refusal), stacks, true);
+                None => {
+                    // A person would be asked: first what would stop the call anyway.
+                    if !cleared {
+                        if let Some(refusal) = check_before_asking(&exec, guards) {
+                            return settle(
+                                ToolResult::failure(refusal.error),
+                                stacks,
+                                refusal.post,
+                            );
+                        }
+                        cleared = true;
                     }
-                },
+                    match ask(shared, &exec, Arc::clone(&key), reason.clone()).await {
+                        Ok(outcome) => outcome,
+                        Err(refusal) => {
+                            return settle(ToolResult::failure(refusal), stacks, true);
+                        }
+                    }
+                }
             };
             remember(shared, &exec, &key, outcome);
             if outcome == ApprovalOutcome::Cancelled && exec.is_cancelled() {
                 return settle(ToolResult::aborted_before_dispatch(), stacks, true);
             }
             match outcome {
+                // The guards ran before the question, over the same snapshot of the view's
+                // guards and the same immutable arguments: not again.
+                allowed if allowed.is_allowed() && cleared => None,
                 allowed if allowed.is_allowed() => match run_guards(guards, &exec) {
                     Ok(None) => None,
                     Ok(Some(reason)) => Some(ToolError::with_code(ErrorCode::Denied, reason)),
@@ -401,6 +474,24 @@ fn view_guards<'a>(exec: &'a Execution, unresolved: Option<&'a HeldView>) -> &'a
         (Some(view), _) => view.guards(),
         (None, Some(tool)) => tool.view().guards(),
         (None, None) => &[],
+    }
+}
+
+/// The check before a question: the guards first (so that a call both denied and invalid
+/// gets the denial, as an allowed call would), then the arguments against the tool's check
+/// (a typed tool's parameter map, a foreign schema; the same failure its body gives). A
+/// name the view did not resolve has no arguments to check. `None`: the call could run.
+fn check_before_asking(exec: &Execution, guards: &[Arc<dyn Guard>]) -> Option<Box<Refusal>> {
+    let refusal = |error: ToolError, post: bool| Some(Box::new(Refusal { error, post }));
+    match run_guards(guards, exec) {
+        Ok(None) => {}
+        Ok(Some(reason)) => return refusal(ToolError::with_code(ErrorCode::Denied, reason), true),
+        Err(err) => return refusal(err, false),
+    }
+    let tool = exec.state.finalizer.as_ref()?;
+    match tool.check_arguments(&exec.info.arguments) {
+        Ok(()) => None,
+        Err(err) => refusal(err, true),
     }
 }
 

@@ -6,6 +6,7 @@
 // The hook helpers of `support` name closure-returning layer types in full.
 #![allow(clippy::type_complexity)]
 
+mod approval_last;
 mod around;
 mod basics;
 mod cancel;

@@ -5,6 +5,7 @@
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod arguments;
 mod classification;
 mod concurrency;
 mod guards;

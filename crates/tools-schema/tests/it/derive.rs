@@ -419,3 +419,43 @@ fn derived_argument_types_agree_with_their_schemas() {
         [Level::Warn, Level::Error]
     );
 }
+
+/// A schema/type mismatch that only deserializing finds: the schema allows any string `id`,
+/// the type wants a number.
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Mismatched {
+    id: u32,
+}
+
+impl ToolArgs for Mismatched {
+    fn tool_params() -> tools_schema::Params {
+        tools_schema::params().required("id", Schema::string())
+    }
+}
+
+#[test]
+fn check_fails_exactly_as_parse_does() {
+    let schema = ArgsSchema::<ListUsers>::new(&ListUsers::tool_params()).unwrap();
+    for invalid in [
+        json!({}),
+        json!({"team": 1, "limit": 0}),
+        json!({"team": "a", "offset": -1}),
+        json!([]),
+    ] {
+        let args = tools_schema::JsonValue::new(invalid).unwrap();
+        let checked = schema.check(&args).unwrap_err();
+        assert_eq!(checked, schema.parse(&args).unwrap_err());
+        assert_eq!(checked.code(), tools_schema::ErrorCode::InvalidArgs);
+    }
+    let valid = tools_schema::JsonValue::new(json!({"team": "a", "limit": 7})).unwrap();
+    assert_eq!(schema.check(&valid), Ok(()));
+    assert_eq!(schema.parse(&valid).unwrap().page.limit, Some(7));
+    // What only deserializing finds fails the check too, as it fails `parse`.
+    let mismatched = ArgsSchema::<Mismatched>::new(&Mismatched::tool_params()).unwrap();
+    let args = tools_schema::JsonValue::new(json!({"id": "seven"})).unwrap();
+    let checked = mismatched.check(&args).unwrap_err();
+    assert!(matches!(checked, tools_schema::Error::ArgsType { .. }));
+    assert_eq!(checked, mismatched.parse(&args).unwrap_err());
+    assert_eq!(checked.code(), tools_schema::ErrorCode::InvalidArgs);
+}
