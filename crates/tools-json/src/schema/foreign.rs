@@ -14,6 +14,7 @@
 //! | an unknown keyword (`anyOf`, `$ref`, `patternProperties`, …) | removed | yes (`$defs`/`definitions` are only containers: no) |
 //! | an annotation of the wrong shape or not lossless | removed | no (annotations constrain nothing) |
 //! | a keyword on the wrong type (`minimum` on a string) | removed | no (JSON Schema ignores it there too) |
+//! | `enum` or `const` on an array or an object (the subset enforces them on scalars only) | removed | yes (JSON Schema applies them to every type) |
 //! | `required` naming an undeclared property | `properties.<name>: {}` added | no (exact) |
 //! | schema-valued `additionalProperties` | `true` | yes, unless it was `{}` |
 //! | `type` beside `oneOf`, a type array, a malformed `oneOf`, `enum`, `const`, bound or `pattern`, a constraint without `type` | the keyword removed | yes |
@@ -149,14 +150,17 @@ fn repair(root: &mut Value, violation: &Violation) -> Repair {
             };
             crate::drop_deep(removed);
             open_if_pattern_closed(parent, &key);
+            // A keyword on a type it does not apply to constrains nothing in JSON Schema
+            // either, except `enum` and `const`, which apply to values of every type: on an
+            // array or an object (where the subset does not enforce them) removing one
+            // loosens the schema.
             let exact = matches!(
                 kind,
-                KeywordOnWrongType { .. }
-                    | AnnotationNotLossless
-                    | AnnotationNotString
-                    | AnnotationNotBoolean
-            ) || (matches!(kind, UnsupportedKeyword { .. })
-                && matches!(key.as_str(), "$defs" | "definitions"));
+                AnnotationNotLossless | AnnotationNotString | AnnotationNotBoolean
+            ) || (matches!(kind, KeywordOnWrongType { .. })
+                && !matches!(key.as_str(), "enum" | "const"))
+                || (matches!(kind, UnsupportedKeyword { .. })
+                    && matches!(key.as_str(), "$defs" | "definitions"));
             if exact {
                 Repair::Exact
             } else {
@@ -336,6 +340,54 @@ mod tests {
             ]
         );
         assert_eq!(schema, json!({"type": "object", "properties": {"v": {}}}));
+    }
+
+    /// `enum` and `const` constrain values of every type in JSON Schema, so removing one
+    /// from an array or an object (where the subset does not enforce them) loosens the
+    /// schema and is listed, unlike `minimum` on a string, which JSON Schema ignores.
+    #[test]
+    fn enum_and_const_on_arrays_and_objects_are_listed() {
+        let (schema, listed) = lowered(json!({
+            "type": "object",
+            "properties": {
+                "intents": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "enum": [["Sports"], ["News"]]
+                },
+                "point": {"type": "object", "const": {"x": 1}},
+                "name": {"type": "string", "minimum": 1}
+            }
+        }));
+        assert_eq!(
+            listed,
+            [
+                "schema.properties.point.const keyword_on_wrong_type",
+                "schema.properties.intents.enum keyword_on_wrong_type",
+            ]
+        );
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "intents": {"type": "array", "items": {"type": "string"}},
+                    "point": {"type": "object"},
+                    "name": {"type": "string"}
+                }
+            })
+        );
+        let compiled = crate::CompiledSchema::compile_foreign(&json!({
+            "type": "object",
+            "properties": {"intents": {
+                "type": "array", "items": {"type": "string"}, "enum": [["Sports"], ["News"]]
+            }}
+        }));
+        assert!(!compiled.is_fully_enforced());
+        assert_eq!(
+            compiled.unenforced()[0].path.to_string(),
+            "schema.properties.intents.enum"
+        );
     }
 
     #[test]

@@ -4,6 +4,11 @@
 //! - [`Provider::declare`]: the tools as the provider's request declares them, in strict
 //!   mode where a tool's schema has a strict form, and the typed reason ([`NotStrict`])
 //!   where it has none (that tool is declared without `strict`, never with a wrong schema).
+//!   A strict form is derived from the schema the runtime enforces, and lowered to what the
+//!   provider's strict mode accepts: a keyword it refuses is left out of the declaration
+//!   ([`Declarations::left_out`]) and still enforced when the call arrives. A tool name the
+//!   wires refuse (`^[a-zA-Z0-9_-]{1,64}$`) is declared under a wire name made for it
+//!   ([`Declarations::wire_name`]), which [`Provider::parse`] maps back.
 //! - [`Provider::parse`]: a model response's tool calls as [`ToolCall`]s, in the model's
 //!   order, call ids kept. Arguments that are not JSON, or not lossless, become an
 //!   `INVALID_ARGS` result the model reads, quoting a bounded excerpt of the text; arguments
@@ -19,6 +24,7 @@
 //! `openai` and `anthropic`) by `cargo xtask wire-check`. A Rust SDK crate would bring an
 //! HTTP client and the whole API for the three shapes used here.
 
+mod names;
 mod parse;
 mod render;
 mod strict;
@@ -35,6 +41,7 @@ use tools_registry::{AgentScope, ToolSchema};
 pub use strict::NotStrict;
 
 use crate::ToolRuntime;
+use names::WireNames;
 use strict::{Dialect, Strict};
 
 /// A model API whose tool wire the runtime speaks.
@@ -60,10 +67,55 @@ impl Provider {
     /// The tools as this provider's request declares them. With `strict`, each tool whose
     /// schema has a strict form is declared strict; the others are declared as they are,
     /// and [`Declarations::refused`] says why.
+    ///
+    /// A strict form is derived from the schema the runtime enforces (the parameter schema
+    /// lowered to the enforced subset): a tool whose schema has a part the runtime does not
+    /// enforce is not declared strict ([`NotStrict::Unenforced`]). A keyword the provider's
+    /// strict mode refuses (Anthropic: `minimum`, …) is left out of the strict form and
+    /// written into the node's `description` (`{minimum: 0}`); the runtime still enforces
+    /// it, so a call that breaks it is refused with `INVALID_ARGS`
+    /// ([`Declarations::left_out`] lists them). A tool without parameters is strict as the
+    /// closed empty object.
+    ///
+    /// A tool whose name the wires refuse (`^[a-zA-Z0-9_-]{1,64}$`: `math.factorial`) is
+    /// declared under a wire name made for it (`math_factorial`, with a suffix when another
+    /// tool has that name; [`Declarations::wire_name`]); [`Provider::parse`] maps it back
+    /// when given these declarations.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tools_runtime::{OutputDecl, Provider, ToolDefinition, ToolRuntime};
+    ///
+    /// let runtime = ToolRuntime::new();
+    /// let tool = ToolDefinition::builder("math.pow", "Raise to a power.")
+    ///     .parameters(json!({
+    ///         "type": "object",
+    ///         "properties": {"n": {"type": "integer", "minimum": 0}},
+    ///         "required": ["n"],
+    ///         "additionalProperties": false
+    ///     }))
+    ///     .output(OutputDecl::text(json!({"type": "integer"})))
+    ///     .body(|args, _ctx| async move { Ok(args.as_value()["n"].clone()) })
+    ///     .build()?;
+    /// runtime.register(tool)?.keep();
+    ///
+    /// let declarations = Provider::Anthropic.declare(&runtime.wire_schemas(None), true);
+    /// assert!(declarations.is_strict("math.pow"));
+    /// assert_eq!(declarations.wire_name("math.pow"), "math_pow");
+    /// assert_eq!(declarations.tools()[0]["name"], "math_pow");
+    /// // Anthropic's strict mode refuses `minimum`: left out, and enforced by the runtime.
+    /// assert_eq!(declarations.left_out("math.pow"), [("properties.n".to_owned(), "minimum")]);
+    /// let n = &declarations.tools()[0]["input_schema"]["properties"]["n"];
+    /// assert_eq!(n, &json!({"description": "{minimum: 0}", "type": "integer"}));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn declare(self, tools: &[ToolSchema], strict: bool) -> Declarations {
         let mut declared = Vec::with_capacity(tools.len());
         let mut strict_forms = HashMap::new();
         let mut refused = Vec::new();
+        let names = WireNames::new(tools.iter().map(|tool| tool.name.as_str()));
         for tool in tools {
             let parameters = tool.parameters.as_value();
             let form = if strict {
@@ -79,7 +131,8 @@ impl Provider {
             };
             let schema = form.as_ref().map_or(parameters, |f| &f.schema).clone();
             let is_strict = form.is_some();
-            declared.push(self.tool_json(tool, schema, strict.then_some(is_strict)));
+            let name = names.wire(tool.name.as_str());
+            declared.push(self.tool_json(tool, name, schema, strict.then_some(is_strict)));
             if let Some(form) = form {
                 strict_forms.insert(tool.name.as_str().to_owned(), form);
             }
@@ -89,11 +142,17 @@ impl Provider {
             tools: declared,
             strict: Arc::new(strict_forms),
             refused,
+            names: Arc::new(names),
         }
     }
 
-    fn tool_json(self, tool: &ToolSchema, schema: Value, strict: Option<bool>) -> Value {
-        let name = tool.name.as_str();
+    fn tool_json(
+        self,
+        tool: &ToolSchema,
+        name: &str,
+        schema: Value,
+        strict: Option<bool>,
+    ) -> Value {
         let description = &*tool.description;
         let mut out = match self {
             Provider::OpenAiResponses => json!({
@@ -126,6 +185,11 @@ impl Provider {
 
     /// The tool calls of a model response (the whole response, or its `output` list, its
     /// message, or its `content` list), in the model's order.
+    ///
+    /// Pass the declarations the request was made with: a call decoded under a strict
+    /// declaration is mapped back to the tool's own shape, and a call to a wire name made
+    /// for a tool ([`Declarations::wire_name`]) is a call to that tool. Without them, each
+    /// call is to the name the model wrote, with the arguments as sent.
     ///
     /// The response may be borrowed (`&Value`: the calls' ids, names and arguments are
     /// copied out of it) or handed over (`Value`: they are moved out, and the rest is
@@ -196,6 +260,7 @@ pub struct Declarations {
     tools: Vec<Value>,
     strict: Arc<HashMap<String, Strict>>,
     refused: Vec<(String, NotStrict)>,
+    names: Arc<WireNames>,
 }
 
 impl Declarations {
@@ -219,6 +284,27 @@ impl Declarations {
         self.strict.contains_key(tool)
     }
 
+    /// The keywords of `tool`'s enforced schema its strict declaration leaves out, because
+    /// the provider's strict mode refuses them: each as the path of its node in the
+    /// parameter schema (`properties.n`, `""` for the root) and the keyword (`minimum`).
+    /// The runtime still enforces them when the call arrives. Empty for a tool not declared
+    /// strict.
+    pub fn left_out(&self, tool: &str) -> &[(String, &'static str)] {
+        self.strict.get(tool).map_or(&[], Strict::left_out)
+    }
+
+    /// The name `tool` is declared under: its own name when the wires take it
+    /// (`^[a-zA-Z0-9_-]{1,64}$`), else the wire name made for it.
+    pub fn wire_name<'a>(&'a self, tool: &'a str) -> &'a str {
+        self.names.wire(tool)
+    }
+
+    /// The tool a name on the wire stands for: the tool a wire name was made for, else the
+    /// name itself.
+    pub fn tool_name<'a>(&'a self, wire: &'a str) -> &'a str {
+        self.names.tool(wire)
+    }
+
     pub(crate) fn strict_form(&self, tool: &str) -> Option<&Strict> {
         self.strict.get(tool)
     }
@@ -230,7 +316,8 @@ impl Declarations {
 pub struct ModelCall {
     /// The provider's call id (`call_id`, `id`), echoed in the result message.
     pub call_id: String,
-    /// The tool's name as the model wrote it.
+    /// The tool's name as the model wrote it (a wire name made for a tool stays as
+    /// written; the call carries the tool's own name).
     pub name: String,
     /// The call, or its `INVALID_ARGS` result. Arguments read from the wire are checked
     /// at the lossless boundary here, once: the call carries that snapshot

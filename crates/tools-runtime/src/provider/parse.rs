@@ -202,10 +202,12 @@ fn finish(
     arguments: Result<Arguments, ToolResult>,
     declarations: Option<&Declarations>,
 ) -> ModelCall {
-    let strict = declarations.and_then(|d| d.strict_form(&name));
+    // A wire name made for a tool whose own name the wires refuse is a call to that tool.
+    let tool = declarations.map_or(name.as_str(), |d| d.tool_name(&name));
+    let strict = declarations.and_then(|d| d.strict_form(tool));
     let call = arguments.and_then(|arguments| {
         let call = match (arguments, strict) {
-            (Arguments::Snapshot(args), None) => ToolCall::from_json(call_id.as_str(), &name, args),
+            (Arguments::Snapshot(args), None) => ToolCall::from_json(call_id.as_str(), tool, args),
             // Decoded under a strict schema: mapped back in place (the snapshot is not
             // shared yet, so taking its value copies nothing). Removing `null` members
             // leaves a lossless, canonical value lossless, canonical and no deeper, so
@@ -214,7 +216,7 @@ fn finish(
                 let mut args = args.into_value();
                 strict.restore(&mut args);
                 match JsonValue::with_limits_at(args, &Limits::default(), "arguments") {
-                    Ok(args) => ToolCall::from_json(call_id.as_str(), &name, args),
+                    Ok(args) => ToolCall::from_json(call_id.as_str(), tool, args),
                     Err(e) => return Err(invalid(&name, &format!("{e}"), "")),
                 }
             }
@@ -222,7 +224,7 @@ fn finish(
                 if let Some(strict) = strict {
                     strict.restore(&mut args);
                 }
-                ToolCall::new(call_id.as_str(), &name, args)
+                ToolCall::new(call_id.as_str(), tool, args)
             }
         };
         call.map_err(|_| {

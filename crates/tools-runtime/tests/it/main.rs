@@ -8,6 +8,7 @@ mod approval;
 mod approval_memory;
 mod budget;
 mod code_mode;
+mod declarations;
 mod middleware;
 mod observability;
 mod provider;

@@ -1,10 +1,13 @@
 //! [`ToolSchema`] and the bound markers for the standard types.
 //!
-//! Integer types carry their exact range as `minimum` / `maximum`, so an argument the type
-//! cannot hold is an `INVALID_ARGS` violation rather than a deserialization failure. JSON
-//! numbers beyond `u64` are floats to `serde_json`, which no integer type reads, so the
-//! 128-bit types are bounded by `i64::MIN` and `u64::MAX`. Floats take any number (an `f32`
-//! rounds what does not fit, as `serde` does).
+//! Integer types narrower than 64 bits carry their exact range as `minimum` / `maximum`, so
+//! an argument the type cannot hold is an `INVALID_ARGS` violation naming the bound. The
+//! 64-bit and wider types carry no implicit full-range bound (only `minimum: 0` for the
+//! unsigned ones): `maximum: 18446744073709551615` tells a model nothing, and a provider's
+//! strict mode may refuse the keyword. A value beyond their range is no integer
+//! `serde_json` reads into the type (`2^64` is a float to it, `2^63` no `i64`), so it
+//! still fails, at deserialization, and that is `INVALID_ARGS` too. Floats take any number
+//! (an `f32` rounds what does not fit, as `serde` does).
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet, VecDeque};
@@ -32,26 +35,39 @@ macro_rules! small_integers {
     )*};
 }
 
-small_integers!(i8, i16, i32, i64, u8, u16, u32);
+small_integers!(i8, i16, i32, u8, u16, u32);
+
+impl ToolSchema for i64 {
+    fn tool_schema() -> Schema {
+        Schema::integer().into()
+    }
+}
 
 impl ToolSchema for u64 {
     fn tool_schema() -> Schema {
-        Schema::integer().minimum(0).maximum_u64(u64::MAX).into()
+        Schema::integer().minimum(0).into()
     }
 }
 
 impl ToolSchema for usize {
     fn tool_schema() -> Schema {
-        let max = u64::try_from(usize::MAX).unwrap_or(u64::MAX);
-        Schema::integer().minimum(0).maximum_u64(max).into()
+        // The real bound only where `usize` is narrower than 64 bits.
+        match u64::try_from(usize::MAX) {
+            Ok(max) if max < u64::MAX => Schema::integer().minimum(0).maximum_u64(max).into(),
+            _ => u64::tool_schema(),
+        }
     }
 }
 
 impl ToolSchema for isize {
     fn tool_schema() -> Schema {
-        let min = i64::try_from(isize::MIN).unwrap_or(i64::MIN);
-        let max = i64::try_from(isize::MAX).unwrap_or(i64::MAX);
-        Schema::integer().minimum(min).maximum(max).into()
+        // The real bounds only where `isize` is narrower than 64 bits.
+        match (i64::try_from(isize::MIN), i64::try_from(isize::MAX)) {
+            (Ok(min), Ok(max)) if min > i64::MIN => {
+                Schema::integer().minimum(min).maximum(max).into()
+            }
+            _ => i64::tool_schema(),
+        }
     }
 }
 
@@ -63,10 +79,7 @@ impl ToolSchema for u128 {
 
 impl ToolSchema for i128 {
     fn tool_schema() -> Schema {
-        Schema::integer()
-            .minimum(i64::MIN)
-            .maximum_u64(u64::MAX)
-            .into()
+        i64::tool_schema()
     }
 }
 
@@ -87,8 +100,8 @@ macro_rules! markers {
     ($trait:ident: $($ty:ty),*) => {$( impl $trait for $ty {} )*};
 }
 
-markers!(NumericBounds: u64, usize, isize, u128, i128, f32, f64);
-markers!(Formatted: u64, usize, isize, u128, i128, f32, f64, String, str, char, PathBuf, Path);
+markers!(NumericBounds: i64, u64, usize, isize, u128, i128, f32, f64);
+markers!(Formatted: i64, u64, usize, isize, u128, i128, f32, f64, String, str, char, PathBuf, Path);
 markers!(StringBounds: String, str, char, PathBuf, Path);
 
 impl ToolSchema for bool {
@@ -259,6 +272,8 @@ mod tests {
             .unwrap_or_else(|e| e.to_string())
     }
 
+    /// Narrow integer types carry their exact range; the 64-bit and wider ones no
+    /// implicit full-range bound (the unsigned keep `minimum: 0`).
     #[test]
     fn integers_carry_their_exact_ranges() {
         assert_eq!(
@@ -270,19 +285,22 @@ mod tests {
             r#"{"type":"integer","minimum":-32768,"maximum":32767}"#
         );
         assert_eq!(
-            compiled::<u64>(),
-            r#"{"type":"integer","minimum":0,"maximum":18446744073709551615}"#
+            compiled::<u32>(),
+            r#"{"type":"integer","minimum":0,"maximum":4294967295}"#
         );
         assert_eq!(
-            compiled::<i64>(),
-            r#"{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807}"#
+            compiled::<i32>(),
+            r#"{"type":"integer","minimum":-2147483648,"maximum":2147483647}"#
         );
-        assert_eq!(compiled::<usize>(), compiled::<u64>());
+        assert_eq!(compiled::<u64>(), r#"{"type":"integer","minimum":0}"#);
+        assert_eq!(compiled::<i64>(), r#"{"type":"integer"}"#);
+        #[cfg(target_pointer_width = "64")]
+        {
+            assert_eq!(compiled::<usize>(), compiled::<u64>());
+            assert_eq!(compiled::<isize>(), compiled::<i64>());
+        }
         assert_eq!(compiled::<u128>(), compiled::<u64>());
-        assert_eq!(
-            compiled::<i128>(),
-            r#"{"type":"integer","minimum":-9223372036854775808,"maximum":18446744073709551615}"#
-        );
+        assert_eq!(compiled::<i128>(), compiled::<i64>());
         assert_eq!(compiled::<f32>(), r#"{"type":"number"}"#);
     }
 

@@ -288,7 +288,7 @@ fn option_fields_of_values_admit_null_because_serde_writes_it() {
         concat!(
             r#"{"type":"object","description":"A file slice, as a tool returns it.","additionalProperties":false,"#,
             r#""properties":{"text":{"type":"string","description":"The lines."},"#,
-            r#""next_offset":{"oneOf":[{"type":"integer","minimum":0,"maximum":18446744073709551615},{"type":"null"}]},"#,
+            r#""next_offset":{"oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"#,
             r#""warnings":{"type":"array","items":{"type":"string"}},"#,
             r#""level":{"oneOf":[{"type":"string","description":"How loud a log line is.","enum":["debug","info","warning","error"]},{"type":"null"}]}},"#,
             r#""required":["text"]}"#
