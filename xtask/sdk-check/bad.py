@@ -18,4 +18,7 @@ async def bad() -> None:
     s: str = await tools.arrays({"numbers": []})  # wrong: the output is list[list[int]]
     await tools.no_such_tool({})  # wrong: no such tool
     args: ClassArgs = {"value": 1}  # wrong: the subscript tool's stub types its arguments
+    await tools["my-mcp.tool"]("text")  # wrong: the arguments must be a dict
+    await tools["class"]({"value": 1})  # wrong: the subscript call is typed too
+    await tools["no such tool"]({})  # wrong: no such tool
     print(n, s, args)

@@ -3,9 +3,8 @@
 #
 # A run_code program is the body of an async function in which only `tools` and
 # `ToolCallError` are bound; this file wraps it in one and imports the TypedDict stubs for
-# annotations only. Tools that the SDK lists as `# tools["..."]` comments have no typed
-# attribute, so their arguments are typed through the stub named in the comment and the
-# subscript call itself is untyped (`Tools` declares no `__getitem__`).
+# annotations only. Tools reached by subscript are declared as `__getitem__` overloads
+# typed by a `Literal` of their name, so their calls are checked like method calls.
 import asyncio
 from typing import Any, Literal
 
@@ -89,41 +88,41 @@ async def main() -> None:
     await tools.descriptions({"a": "x", "b": 1})
     await tools.plain({"anything": [1]})
 
-    # Names: methods, and subscript access for the names listed as comments.
+    # Names: methods, and subscript access for the names declared by `__getitem__`.
     shell = await tools.bash({"command": "ls", "workdir": "/tmp"})
     code: int | None = shell["exitCode"]
     count: int = (await tools.todo_write({"todos": [{"content": "a", "status": "done"}]}))["count"]
-    exotic: list[str] = await tools["my-mcp.tool"]({})  # type: ignore[index]
+    exotic: list[str] = await tools["my-mcp.tool"]({})
     class_args: ClassArgs = {"value": "v"}
-    await tools["class"](class_args)  # type: ignore[index]
-    await tools["_private"]({})  # type: ignore[index]
+    await tools["class"](class_args)
+    await tools["_private"]({})
     meta_args: MetaArgs = {"x": 1}
-    await tools["__meta__"](meta_args)  # type: ignore[index]
+    await tools["__meta__"](meta_args)
     token_args: TokenArgs = {"x": 1}
-    await tools["__token"](token_args)  # type: ignore[index]
-    await tools["__proto__"]({})  # type: ignore[index]
+    await tools["__token"](token_args)
+    await tools["__proto__"]({})
     first_args: Tool1stToolArgs = {"ok": True}
-    await tools["1st-tool"](first_args)  # type: ignore[index]
+    await tools["1st-tool"](first_args)
     find_args: FIndArgs = {"q": "query"}
-    await tools["\ufb01nd"](find_args)  # type: ignore[index]
+    await tools["\ufb01nd"](find_args)
     await tools.搜索({"opts": {"路径": "/", "深度": 2}})
     await tools.ünï({"x": "x"})
     zwnj_args: ABArgs2 = {"x": "x"}
-    await tools["a\u200cb"](zwnj_args)  # type: ignore[index]
+    await tools["a\u200cb"](zwnj_args)
     mark_args: TooĺabcArgs = {"x": "x"}
-    await tools["\u0301abc"](mark_args)  # type: ignore[index]
+    await tools["\u0301abc"](mark_args)
     await tools.ƛx({"x": "x"})
     dash_args: MyToolArgs = {"x": "x"}
-    await tools["my-tool"](dash_args)  # type: ignore[index]
+    await tools["my-tool"](dash_args)
     dot_args: MyToolArgs2 = {"y": "y"}
-    await tools["my.tool"](dot_args)  # type: ignore[index]
+    await tools["my.tool"](dot_args)
     bar_args: ABArgs = {"x": "x"}
-    await tools["a|b"](bar_args)  # type: ignore[index]
-    await tools["list"]({})  # type: ignore[index]
-    await tools["str"]({})  # type: ignore[index]
+    await tools["a|b"](bar_args)
+    await tools["list"]({})
+    await tools["str"]({})
     await tools.match({"case": "c", "type": "t", "_": 1})
     await tools.type({})
-    await tools["$dollar"]({"$ok": "x"})  # type: ignore[index]
+    await tools["$dollar"]({"$ok": "x"})
     await tools.𐐀𐐨({"x": "x"})
     await tools.a_very_long_tool_name_a_very_long_tool_name_a_very_long_tool_name_a_very_long_tool_name_a_very_long_tool_name_a_very_long_tool_name_a_very_long_tool_name_a_very_long_tool_name_a_very_long_tool_name_a_({"nested": {"x": "x"}})
     await tools.fields_ok(
@@ -134,7 +133,7 @@ async def main() -> None:
     await tools.hangul({"\uac00": {"\u11a8": {"y": "y"}}, "\uac01": {"z": "z"}})
     await tools.foo({"args": {"x": "x"}})
     await tools.foo_args({"y": "y"})
-    await tools["FooArgs"]({})  # type: ignore[index]
+    await tools["FooArgs"]({})
 
     # Overlap and errors.
     described, listed = await asyncio.gather(tools.descriptions({"a": "x"}), tools.no_description({}))

@@ -44,9 +44,9 @@ Exactly two names are bound when the program runs: `tools` and `ToolCallError`. 
 time, so build arguments as plain dicts such as `{\"path\": \"a.txt\"}`. Writing \
 `FooArgs(field=1)` raises `NameError`.
 
-Call a tool with `await tools.name(args)`. Tools listed as `# tools[\"…\"](…)` comments \
-(names that are reserved words, start with `_`, contain characters outside Python \
-identifiers, or would shadow a type name) need subscript access: \
+Call a tool with `await tools.name(args)`. Tools declared as `__getitem__` with a \
+`Literal` name (names that are reserved words, start with `_`, contain characters outside \
+Python identifiers, or would shadow a type name) need subscript access: \
 `await tools[\"my-server.tool\"](args)`. A call returns the tool's result as JSON data \
 (dicts, lists, str, int, float, bool, None) of the declared type. A failed call raises \
 `ToolCallError`; its `toolName` says which tool failed and its `code` says why \
@@ -339,12 +339,19 @@ impl Writer {
         push(buffers, &text);
     }
 
-    fn import_line(&self, uses_typed_dict: bool) -> String {
+    /// The `typing` import: what the classes use, and for tools reached by subscript
+    /// (`subscripts`) the names their `__getitem__` needs (`overload` when there are
+    /// several).
+    fn import_line(&self, uses_typed_dict: bool, subscripts: bool, overloaded: bool) -> String {
         let mut names = Vec::new();
         if self.uses_any {
             names.push("Any");
         }
-        if self.uses_literal {
+        if subscripts {
+            names.push("Awaitable");
+            names.push("Callable");
+        }
+        if self.uses_literal || subscripts {
             names.push("Literal");
         }
         if self.uses_not_required {
@@ -353,6 +360,9 @@ impl Writer {
         names.push("Protocol");
         if uses_typed_dict {
             names.push("TypedDict");
+        }
+        if overloaded {
+            names.push("overload");
         }
         format!("from typing import {}", names.join(", "))
     }
@@ -406,28 +416,47 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
     };
     let mut body = String::new();
     let mut any_method = false;
+    // Tools reached by subscript: one `__getitem__` per name, typed by a `Literal` of the
+    // name, so that a checker checks these calls too; overloads are kept together, after
+    // the methods.
+    let mut subscripts: Vec<String> = Vec::new();
     for (tool, args, output) in &signatures {
-        if is_method(&tool.name) {
-            any_method = true;
-            body.push_str(&format!(
+        let method = is_method(&tool.name);
+        let mut entry = if method {
+            format!(
                 "    async def {}(self, args: {args}) -> {output}:",
                 tool.name
-            ));
-            match docstring_text(&tool.description) {
-                Some(doc) => body.push_str(&format!("\n        \"\"\"{doc}\"\"\"\n")),
-                None => body.push_str(" ...\n"),
-            }
+            )
         } else {
-            body.push_str(&format!(
-                "    # tools[{}](args: {args}) -> {output}\n",
+            format!(
+                "    def __getitem__(self, name: Literal[{}]) -> Callable[[{args}], Awaitable[{output}]]:",
                 json_string(&tool.name)
-            ));
-            if let Some(text) = comment_text(&tool.description) {
-                body.push_str(&format!("    #   {text}\n"));
-            }
+            )
+        };
+        match docstring_text(&tool.description) {
+            Some(doc) => entry.push_str(&format!("\n        \"\"\"{doc}\"\"\"\n")),
+            None => entry.push_str(" ...\n"),
+        }
+        if method {
+            any_method = true;
+            body.push_str(&entry);
+        } else {
+            subscripts.push(entry);
         }
     }
-    let mut out = writer.import_line(!writer.classes.is_empty());
+    let overloaded = subscripts.len() > 1;
+    let empty = !any_method && subscripts.is_empty();
+    for entry in &subscripts {
+        if overloaded {
+            body.push_str("    @overload\n");
+        }
+        body.push_str(entry);
+    }
+    let mut out = writer.import_line(
+        !writer.classes.is_empty(),
+        !subscripts.is_empty(),
+        overloaded,
+    );
     out.push_str(
         "\n\nclass ToolCallError(Exception):\n    toolName: str\n    code: str | None\n\n",
     );
@@ -436,7 +465,7 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
         out.push_str("\n\n");
     }
     out.push_str("class Tools(Protocol):\n");
-    if !any_method {
+    if empty {
         out.push_str("    pass\n");
     }
     out.push_str(&body);

@@ -82,6 +82,7 @@ fn amended(set: &str, declarations: &str) -> String {
         coded, declarations,
         "the error class is gone from the golden file"
     );
+    let coded = typed_subscripts(&coded);
     if set != "edge" {
         return coded;
     }
@@ -97,6 +98,91 @@ fn amended(set: &str, declarations: &str) -> String {
         "the amended lines are gone from the golden file"
     );
     amended
+}
+
+/// Our amendment of the reference's Python SDK: a tool reached by subscript is declared as
+/// a `__getitem__` typed by a `Literal` of its name (after the methods, `@overload` when
+/// there are several, its description as a docstring) instead of a comment, so a checker
+/// checks calls to it; the `typing` import names what that needs.
+fn typed_subscripts(declarations: &str) -> String {
+    if !declarations.contains("class Tools(Protocol):") {
+        return declarations.to_owned();
+    }
+    let mut lines: Vec<&str> = declarations.lines().collect();
+    let mut entries: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(rest) = lines[i].strip_prefix("    # tools[") else {
+            i += 1;
+            continue;
+        };
+        // `"name"](args: A) -> O`
+        let close = rest.find("](args: ").unwrap();
+        let name = &rest[..close];
+        let (args, output) = rest[close + "](args: ".len()..]
+            .split_once(") -> ")
+            .unwrap();
+        let mut entry = format!(
+            "    def __getitem__(self, name: Literal[{name}]) -> Callable[[{args}], Awaitable[{output}]]:"
+        );
+        lines.remove(i);
+        match lines.get(i).and_then(|l| l.strip_prefix("    #   ")) {
+            Some(text) => {
+                let doc = text.replace('\\', "\\\\").replace('"', "\\\"");
+                entry.push_str(&format!("\n        \"\"\"{doc}\"\"\""));
+                lines.remove(i);
+            }
+            None => entry.push_str(" ..."),
+        }
+        entries.push(entry);
+    }
+    if entries.is_empty() {
+        return declarations.to_owned();
+    }
+    let overloaded = entries.len() > 1;
+    let mut text = lines.join("\n");
+    let mut block = String::new();
+    for entry in &entries {
+        if overloaded {
+            block.push_str("\n    @overload");
+        }
+        block.push('\n');
+        block.push_str(entry);
+    }
+    text = text.replace(
+        "class Tools(Protocol):\n    pass\n",
+        "class Tools(Protocol):\n",
+    );
+    let at = text.rfind("\n\ntools: Tools").unwrap();
+    text.insert_str(at, &block);
+    // The import line, in the generator's order.
+    let first = text.lines().next().unwrap().to_owned();
+    let mut names: Vec<&str> = first
+        .strip_prefix("from typing import ")
+        .unwrap()
+        .split(", ")
+        .collect();
+    names.extend(["Awaitable", "Callable", "Literal"]);
+    if overloaded {
+        names.push("overload");
+    }
+    let order = [
+        "Any",
+        "Awaitable",
+        "Callable",
+        "Literal",
+        "NotRequired",
+        "Protocol",
+        "TypedDict",
+        "overload",
+    ];
+    let mut sorted: Vec<&str> = order.into_iter().filter(|n| names.contains(n)).collect();
+    sorted.dedup();
+    text.replacen(
+        &first,
+        &format!("from typing import {}", sorted.join(", ")),
+        1,
+    )
 }
 
 #[test]

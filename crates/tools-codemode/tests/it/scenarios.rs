@@ -334,8 +334,8 @@ fn s083_the_python_sdk_shape_and_instructions() {
     let section = Language::Python.render_section(&tools);
     for needle in [
         "    async def bash(self, args: BashArgs) -> str:\n        \"\"\"Run.\"\"\"",
-        "    # tools[\"my-mcp.tool\"](args: dict[str, Any]) -> str",
-        "    # tools[\"class\"](args: dict[str, Any]) -> str",
+        "    def __getitem__(self, name: Literal[\"my-mcp.tool\"]) -> Callable[[dict[str, Any]], Awaitable[str]]:",
+        "    def __getitem__(self, name: Literal[\"class\"]) -> Callable[[dict[str, Any]], Awaitable[str]]:",
         "class ToolCallError(Exception):\n    toolName: str",
         "```python\n",
         "\ntools: Tools\n```",
@@ -391,7 +391,7 @@ fn s085_a_malformed_parameter_schema_and_a_closed_output() {
     let output = closed(json!({"ok": {"type": "boolean"}}), json!(["ok"]));
     let text = py(&[tool("1st-tool", "", params, output)]);
     assert!(
-        text.contains("    # tools[\"1st-tool\"](args: Any) -> Tool1stToolOutput\n"),
+        text.contains("    def __getitem__(self, name: Literal[\"1st-tool\"]) -> Callable[[Any], Awaitable[Tool1stToolOutput]]: ...\n"),
         "{text}"
     );
     assert!(
@@ -460,7 +460,7 @@ fn s087_nested_classes_are_declared_dependency_first() {
         open(json!({"y": {"type": "string"}}), json!(["y"])),
         json!({"type": "string"}),
     );
-    let expected = r#"from typing import NotRequired, Protocol, TypedDict
+    let expected = r#"from typing import Awaitable, Callable, Literal, NotRequired, Protocol, TypedDict, overload
 
 class ToolCallError(Exception):
     toolName: str
@@ -489,12 +489,14 @@ class WorkflowArgs(TypedDict):
     # Additional keys beyond those declared are allowed.
 
 class Tools(Protocol):
-    # tools["my-tool"](args: MyToolArgs) -> str
-    #   Dash form.
-    # tools["my.tool"](args: MyToolArgs2) -> str
-    #   Dot "quoted" form\
     async def workflow(self, args: WorkflowArgs) -> str:
         """Run a workflow."""
+    @overload
+    def __getitem__(self, name: Literal["my-tool"]) -> Callable[[MyToolArgs], Awaitable[str]]:
+        """Dash form."""
+    @overload
+    def __getitem__(self, name: Literal["my.tool"]) -> Callable[[MyToolArgs2], Awaitable[str]]:
+        """Dot \"quoted\" form\\"""
 
 tools: Tools"#;
     assert_eq!(py(&[workflow, dash, dot]), expected);
@@ -603,19 +605,22 @@ fn s092_tool_names_pick_the_method_or_the_comment_form() {
         args_tool("class", some()),
     ];
     let text = py(&tools);
+    // Only subscript tools: typed `__getitem__` overloads, no `pass`.
     assert!(
-        text.contains("class Tools(Protocol):\n    pass\n"),
+        text.contains("class Tools(Protocol):\n    @overload\n    def __getitem__"),
         "{text}"
     );
     for name in ["_foo", "__meta__", "__token", "\u{FB01}nd"] {
         assert!(
-            text.contains(&format!("    # tools[\"{name}\"](args: ")),
+            text.contains(&format!(
+                "    @overload\n    def __getitem__(self, name: Literal[\"{name}\"]) -> Callable[["
+            )),
             "{name}: {text}"
         );
     }
     assert!(text.contains("class FIndArgs(TypedDict):"), "{text}");
     assert!(
-        text.contains("    # tools[\"class\"](args: ClassArgs) -> str"),
+        text.contains("    def __getitem__(self, name: Literal[\"class\"]) -> Callable[[ClassArgs], Awaitable[str]]:"),
         "{text}"
     );
     // Our portability rule (README): ZWNJ is not an identifier character for the SDK, so a
@@ -629,7 +634,7 @@ fn s092_tool_names_pick_the_method_or_the_comment_form() {
         "{text}"
     );
     assert!(
-        text.contains("    # tools[\"a\u{200C}b\"](args: ABArgs) -> str"),
+        text.contains("    def __getitem__(self, name: Literal[\"a\u{200C}b\"]) -> Callable[[ABArgs], Awaitable[str]]:"),
         "{text}"
     );
     // A tool named like a type the protocol's annotations use would shadow it.
@@ -639,11 +644,11 @@ fn s092_tool_names_pick_the_method_or_the_comment_form() {
         args_tool("zeta", empty()),
     ]);
     assert!(
-        text.contains("    # tools[\"list\"](args: dict[str, Any]) -> str"),
+        text.contains("    def __getitem__(self, name: Literal[\"list\"]) -> Callable[[dict[str, Any]], Awaitable[str]]:"),
         "{text}"
     );
     assert!(
-        text.contains("    # tools[\"str\"](args: dict[str, Any]) -> str"),
+        text.contains("    def __getitem__(self, name: Literal[\"str\"]) -> Callable[[dict[str, Any]], Awaitable[str]]:"),
         "{text}"
     );
     assert!(
@@ -652,7 +657,7 @@ fn s092_tool_names_pick_the_method_or_the_comment_form() {
     );
     let text = py(&[args_tool("FooArgs", empty()), args_tool("foo", some())]);
     assert!(
-        text.contains("    # tools[\"FooArgs\"](args: dict[str, Any]) -> str"),
+        text.contains("    def __getitem__(self, name: Literal[\"FooArgs\"]) -> Callable[[dict[str, Any]], Awaitable[str]]:"),
         "{text}"
     );
 }
@@ -772,7 +777,7 @@ fn s095_docstrings_are_method_bodies() {
         "{text}"
     );
     assert!(
-        text.contains("    # tools[\"_d\"](args: dict[str, Any]) -> str\n    async def a"),
+        text.ends_with("    def __getitem__(self, name: Literal[\"_d\"]) -> Callable[[dict[str, Any]], Awaitable[str]]: ...\n\ntools: Tools"),
         "{text}"
     );
     assert_eq!(text.matches("\"\"\"").count(), 2, "{text}");
@@ -788,7 +793,8 @@ fn s096_protocol_body_order_and_pass() {
         args_tool("a-tool", json!({"type": "object"})),
     ]);
     assert!(
-        text.find("# tools[\"a-tool\"]") < text.find("async def z"),
+        // Methods first, then the subscript tools' `__getitem__` (overloads stay together).
+        text.find("async def z") < text.find("Literal[\"a-tool\"]"),
         "{text}"
     );
     assert!(!text.contains("    pass"), "{text}");
@@ -865,7 +871,12 @@ fn s098_description_escaping() {
         text.contains("        \"\"\"trailing\\\\\"\"\"\n"),
         "{text}"
     );
-    assert!(text.contains("    #   trailing\\\n"), "{text}");
+    // The subscript tool's `__getitem__` gets the same docstring as the method.
+    assert_eq!(
+        text.matches("        \"\"\"trailing\\\\\"\"\"\n").count(),
+        2,
+        "{text}"
+    );
     let text = desc("contains \"\"\" triple");
     assert!(
         text.contains("\"\"\"contains \\\"\\\"\\\" triple\"\"\""),
