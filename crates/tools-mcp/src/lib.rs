@@ -8,8 +8,9 @@ mod server;
 mod wire;
 
 pub use client::{
-    Customize, ImportOptions, ImportedServer, ImportedTool, SEPARATOR, ServerSpec,
-    check_server_name, exposed_name, split_exposed_name,
+    Customize, DEFAULT_CALL_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_LIST_TIMEOUT,
+    ImportOptions, ImportedServer, ImportedTool, SEPARATOR, ServerSpec, check_server_name,
+    exposed_name, split_exposed_name,
 };
 pub use error::{Error, ErrorKind, UpstreamCode};
 pub use server::{APPROVE_FIELD, HttpOptions, McpServer, McpSession, SESSION_FIELD};

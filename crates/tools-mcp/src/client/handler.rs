@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    RequestId,
 };
 use std::future::Future;
 
@@ -25,12 +26,18 @@ use tools_runtime::crates::registry::Progress;
 /// here too).
 const EARLY: usize = 64;
 
+/// How many requests the transport answered locally are remembered (the oldest are
+/// forgotten first; a request's waiter reads its entry as soon as the answer arrives).
+const LOCAL: usize = 256;
+
 /// Shared by the connection's handler, its transport and the import: the list-change
-/// signal and the bodies waiting for progress, by token.
+/// signal, the bodies waiting for progress, by token, and the requests the transport
+/// answered itself because their response broke its limits.
 #[derive(Default)]
 pub(super) struct Routes {
     pub(super) changed: tokio::sync::Notify,
     progress: Mutex<Progressing>,
+    local: Mutex<VecDeque<(RequestId, String)>>,
 }
 
 #[derive(Default)]
@@ -81,6 +88,33 @@ impl Routes {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Progressing> {
         self.progress.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records that the transport answered request `id` with an error of its own, because
+    /// the server's response was dropped for `why` (a sentence naming the limit).
+    pub(super) fn answered_locally(&self, id: RequestId, why: String) {
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        if local.len() == LOCAL {
+            local.pop_front();
+        }
+        local.push_back((normalized(id), why));
+    }
+
+    /// Why the transport answered request `id` itself, if it did (the entry is removed). An
+    /// error response the server sent is never found here, whatever it says.
+    pub(super) fn local_answer(&self, id: &RequestId) -> Option<String> {
+        let id = normalized(id.clone());
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = local.iter().position(|(seen, _)| *seen == id)?;
+        local.remove(at).map(|(_, why)| why)
+    }
+}
+
+/// rmcp matches a response id `"7"` to its request `7`: so does the record of local answers.
+fn normalized(id: RequestId) -> RequestId {
+    match &id {
+        RequestId::String(s) => s.parse().map_or(id, RequestId::Number),
+        RequestId::Number(_) => id,
     }
 }
 

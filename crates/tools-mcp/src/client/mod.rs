@@ -12,17 +12,28 @@
 //! - `readOnlyHint: true` makes it concurrency-safe; every hint is kept
 //!   ([`ToolDefinition::hints`]), so a host can map `destructiveHint` to `ask` with a
 //!   pre-execute hook;
-//! - cancelling the call (its token, a timeout budget) drops the request, and rmcp sends
+//! - every request to the server has a deadline: the handshake, each listing of the tools
+//!   (at the start and after `list_changed`), and each call, through the tool's timeout
+//!   budget ([`ImportOptions::call_timeout`] unless customised);
+//! - cancelling the call (its token, its budget) drops the request and sends
 //!   `notifications/cancelled`; the server's progress reaches the body's
 //!   [`RunContext::report_progress`];
+//! - a child's response that breaks the transport's limits (a line over 16 MiB, nesting
+//!   over 127 levels, not a valid message) ends its call at once with
+//!   `INVALID_TOOL_OUTPUT` (see `transport.rs`);
 //! - `notifications/tools/list_changed` re-syncs the tools; a server that exits fails every
 //!   in-flight call with `MCP_SERVER_UNAVAILABLE`, and [`ImportedServer::restart`] (or
-//!   [`ImportOptions::auto_restart`]) reconnects it.
+//!   [`ImportOptions::auto_restart`]) reconnects it; [`ImportedServer::start`] keeps
+//!   retrying a server that cannot be brought up, in the background.
 
 mod handler;
+mod http;
 mod name;
+mod scan;
 mod tool;
+mod transport;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
@@ -38,6 +49,7 @@ pub use tool::ImportedTool;
 use crate::Error;
 use handler::{Routed, Routes, Upstream};
 use rmcp::transport::IntoTransport;
+use transport::ChildProcess;
 
 /// How to reach an MCP server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,7 +122,7 @@ pub type Customize = Arc<
         + Sync,
 >;
 
-/// How an [`ImportedServer`] imports.
+/// How an [`ImportedServer`] imports, and the deadlines of its requests.
 #[derive(Clone)]
 #[must_use]
 pub struct ImportOptions {
@@ -118,6 +130,10 @@ pub struct ImportOptions {
     customize: Option<Customize>,
     auto_restart: bool,
     handshake_timeout: Duration,
+    list_timeout: Duration,
+    call_timeout: Option<Duration>,
+    retry_first: Duration,
+    retry_max: Duration,
 }
 
 impl Default for ImportOptions {
@@ -126,13 +142,27 @@ impl Default for ImportOptions {
             scope: None,
             customize: None,
             auto_restart: false,
-            handshake_timeout: Duration::from_secs(30),
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            list_timeout: DEFAULT_LIST_TIMEOUT,
+            call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            retry_first: Duration::from_secs(1),
+            retry_max: Duration::from_secs(60),
         }
     }
 }
 
+/// The default limit of starting a server and its MCP handshake.
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default limit of one listing of a server's tools (every page of `tools/list`).
+pub const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default timeout budget of a call of an imported tool.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
 impl ImportOptions {
-    /// Global registration, no customisation, no automatic restart, a 30 s handshake limit.
+    /// Global registration, no customisation, no automatic restart; a 30 s handshake limit,
+    /// a 30 s `tools/list` limit, a 60 s budget per call; a server that cannot be brought up
+    /// by [`ImportedServer::start`] is retried after 1 s, then twice as long each time, up
+    /// to every 60 s.
     pub fn new() -> ImportOptions {
         ImportOptions::default()
     }
@@ -143,7 +173,8 @@ impl ImportOptions {
         self
     }
 
-    /// Adjusts each definition before registration.
+    /// Adjusts each definition before registration (after the default call budget is set,
+    /// so a `timeout` given here replaces it).
     pub fn customize(
         mut self,
         customize: impl Fn(
@@ -169,6 +200,41 @@ impl ImportOptions {
         self.handshake_timeout = limit;
         self
     }
+
+    /// How long one listing of the server's tools (every page of `tools/list`, at the
+    /// start and after each `list_changed`) may take; past it the listing fails and its
+    /// request is cancelled upstream.
+    pub fn list_timeout(mut self, limit: Duration) -> ImportOptions {
+        self.list_timeout = limit;
+        self
+    }
+
+    /// The timeout budget of every imported tool ([`ToolDefinition::timeout`]), unless
+    /// [`ImportOptions::customize`] sets another: a call past it ends as `TOOL_TIMEOUT` and
+    /// the server gets `notifications/cancelled`. Clamped to 1 ms ..=
+    /// [`MAX_TIMEOUT`](tools_runtime::crates::registry::MAX_TIMEOUT).
+    pub fn call_timeout(mut self, budget: Duration) -> ImportOptions {
+        self.call_timeout = Some(budget.clamp(
+            Duration::from_millis(1),
+            tools_runtime::crates::registry::MAX_TIMEOUT,
+        ));
+        self
+    }
+
+    /// No default budget: a call waits as long as its caller (or its own `customize`d
+    /// timeout) lets it.
+    pub fn no_call_timeout(mut self) -> ImportOptions {
+        self.call_timeout = None;
+        self
+    }
+
+    /// The backoff of [`ImportedServer::start`]'s background retries: the first after
+    /// `first`, each next one twice as long after the previous, at most `max`.
+    pub fn retry_backoff(mut self, first: Duration, max: Duration) -> ImportOptions {
+        self.retry_first = first.max(Duration::from_millis(1));
+        self.retry_max = max.max(self.retry_first);
+        self
+    }
 }
 
 impl std::fmt::Debug for ImportOptions {
@@ -178,6 +244,10 @@ impl std::fmt::Debug for ImportOptions {
             .field("customize", &self.customize.is_some())
             .field("auto_restart", &self.auto_restart)
             .field("handshake_timeout", &self.handshake_timeout)
+            .field("list_timeout", &self.list_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("retry_first", &self.retry_first)
+            .field("retry_max", &self.retry_max)
             .finish()
     }
 }
@@ -229,6 +299,8 @@ pub(crate) struct Inner {
     conn: tokio::sync::RwLock<Option<RunningService<RoleClient, Upstream>>>,
     restart: tokio::sync::Mutex<()>,
     state: Mutex<Registered>,
+    /// Why the server is not up, while [`ImportedServer::start`]'s retries run.
+    unavailable: Mutex<Option<String>>,
     stop: CancellationToken,
 }
 
@@ -236,6 +308,7 @@ pub(crate) struct Inner {
 struct Registered {
     tools: Vec<ImportedTool>,
     registrations: Vec<Registration>,
+    warnings: Vec<String>,
 }
 
 impl Drop for Inner {
@@ -244,38 +317,83 @@ impl Drop for Inner {
     }
 }
 
+/// How long closing a replaced connection may take before it is left to finish alone.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
 impl ImportedServer {
     /// Starts (or reaches) the server, completes the MCP handshake, lists its tools and
-    /// registers them; then keeps them in sync with the server's `list_changed`.
+    /// registers them; then keeps them in sync with the server's `list_changed`. A tool the
+    /// server lists twice is registered once (its first listing) and the others are
+    /// reported ([`ImportedServer::warnings`]).
     ///
     /// # Errors
     ///
     /// [`Error::InvalidServerName`], [`Error::Connect`] (start, handshake or its time
-    /// limit), [`Error::Upstream`] (`tools/list` failed), [`Error::Register`].
+    /// limit), [`Error::Upstream`] (`tools/list` failed or took longer than its limit),
+    /// [`Error::Register`].
     pub async fn connect(
         name: &str,
         spec: ServerSpec,
         registry: &Registry,
         options: ImportOptions,
     ) -> Result<ImportedServer, Error> {
-        check_server_name(name)?;
-        let routes = Arc::new(Routes::default());
-        let service = open(name, &spec, &routes, options.handshake_timeout).await?;
-        let inner = Arc::new(Inner {
-            name: name.to_owned(),
-            spec,
-            registry: registry.clone(),
-            options,
-            routes,
-            conn: tokio::sync::RwLock::new(Some(service)),
-            restart: tokio::sync::Mutex::new(()),
-            state: Mutex::new(Registered::default()),
-            stop: CancellationToken::new(),
-        });
-        let server = ImportedServer { inner };
-        server.resync().await?;
+        let server = ImportedServer::new(name, spec, registry, options)?;
+        if let Some(refused) = attempt(&server.inner).await? {
+            return Err(refused);
+        }
         server.watch_list_changes();
         Ok(server)
+    }
+
+    /// Like [`ImportedServer::connect`], but a server that cannot be brought up (it does not
+    /// start, its handshake or its `tools/list` fails or passes its deadline) does not fail
+    /// the import: it is marked unavailable ([`ImportedServer::unavailable`], and a warning
+    /// logged with the reason) and retried in the background with backoff
+    /// ([`ImportOptions::retry_backoff`]) until it comes up or the import is dropped; its
+    /// tools are registered when it does. A tool that cannot be registered is reported
+    /// ([`ImportedServer::warnings`]) and the others are.
+    ///
+    /// Returns after the first attempt, which takes at most the handshake and list limits.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidServerName`] only.
+    pub async fn start(
+        name: &str,
+        spec: ServerSpec,
+        registry: &Registry,
+        options: ImportOptions,
+    ) -> Result<ImportedServer, Error> {
+        let server = ImportedServer::new(name, spec, registry, options)?;
+        server.watch_list_changes();
+        if let Err(error) = attempt(&server.inner).await {
+            server.inner.mark_unavailable(&error);
+            retry_in_background(&server.inner);
+        }
+        Ok(server)
+    }
+
+    fn new(
+        name: &str,
+        spec: ServerSpec,
+        registry: &Registry,
+        options: ImportOptions,
+    ) -> Result<ImportedServer, Error> {
+        check_server_name(name)?;
+        Ok(ImportedServer {
+            inner: Arc::new(Inner {
+                name: name.to_owned(),
+                spec,
+                registry: registry.clone(),
+                options,
+                routes: Arc::new(Routes::default()),
+                conn: tokio::sync::RwLock::new(None),
+                restart: tokio::sync::Mutex::new(()),
+                state: Mutex::new(Registered::default()),
+                unavailable: Mutex::new(None),
+                stop: CancellationToken::new(),
+            }),
+        })
     }
 
     /// The server's name (the prefix of its tools' exposed names).
@@ -302,6 +420,19 @@ impl ImportedServer {
             .collect()
     }
 
+    /// What the last listing could not import as listed: a tool name listed more than once
+    /// (the first listing is kept), a tool the registry refused. Each is also logged.
+    pub fn warnings(&self) -> Vec<String> {
+        lock(&self.inner.state).warnings.clone()
+    }
+
+    /// Why the server is not up, while [`ImportedServer::start`] retries it in the
+    /// background; `None` once it is up (and for an import made by
+    /// [`ImportedServer::connect`]).
+    pub fn unavailable(&self) -> Option<String> {
+        lock(&self.inner.unavailable).clone()
+    }
+
     /// Whether the connection is open.
     pub async fn is_connected(&self) -> bool {
         self.inner.peer().await.is_some()
@@ -311,11 +442,11 @@ impl ImportedServer {
     ///
     /// # Errors
     ///
-    /// [`Error::Upstream`] when the server is not connected or `tools/list` fails (the
-    /// registered tools stay); [`Error::Register`] for the first tool that could not be
-    /// registered (the others are).
+    /// [`Error::Upstream`] when the server is not connected or `tools/list` fails or takes
+    /// longer than its limit (the registered tools stay); [`Error::Register`] for the first
+    /// tool that could not be registered (the others are).
     pub async fn resync(&self) -> Result<(), Error> {
-        resync(&self.inner).await
+        resync(&self.inner).await?.map_or(Ok(()), Err)
     }
 
     /// Disconnects the server (a child is killed) and connects it again, then re-syncs.
@@ -325,14 +456,15 @@ impl ImportedServer {
     ///
     /// As [`ImportedServer::connect`].
     pub async fn restart(&self) -> Result<(), Error> {
-        restart(&self.inner).await
+        attempt(&self.inner).await?.map_or(Ok(()), Err)
     }
 
     /// Disconnects the server and unregisters its tools.
     pub async fn shutdown(&self) {
         self.inner.stop.cancel();
-        if let Some(mut service) = self.inner.conn.write().await.take() {
-            let _ = service.close().await;
+        let service = self.inner.conn.write().await.take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(CLOSE_GRACE).await;
         }
         let registered = std::mem::take(&mut *lock(&self.inner.state));
         drop(registered);
@@ -374,6 +506,11 @@ impl Inner {
         let service = conn.as_ref()?;
         (!service.is_transport_closed()).then(|| service.peer().clone())
     }
+
+    fn mark_unavailable(&self, error: &Error) {
+        tracing::warn!(server = %self.name, %error, "MCP server unavailable; retrying in the background");
+        *lock(&self.unavailable) = Some(error.to_string());
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -408,11 +545,8 @@ async fn open(
                 if let Some(cwd) = cwd {
                     command.current_dir(cwd);
                 }
-                let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(command)
-                    .stderr(std::process::Stdio::inherit())
-                    .spawn()
+                let transport = ChildProcess::spawn(command, Arc::clone(routes), name)
                     .map_err(|e| failed(format!("could not start {program:?}: {e}")))?;
-                let transport = IntoTransport::<RoleClient, _, _>::into_transport(transport);
                 handler
                     .serve(Routed::new(transport, Arc::clone(routes)))
                     .await
@@ -424,8 +558,14 @@ async fn open(
                     // ring as the process's rustls provider unless the host chose one.
                     let _ = rustls::crypto::ring::default_provider().install_default();
                 }
-                let transport =
-                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                let client = http::Bounded::new(Arc::clone(routes), name)
+                    .map_err(|e| failed(format!("could not build the HTTP client: {e}")))?;
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                    client,
+                    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                        url.as_str(),
+                    ),
+                );
                 let transport = IntoTransport::<RoleClient, _, _>::into_transport(transport);
                 handler
                     .serve(Routed::new(transport, Arc::clone(routes)))
@@ -439,7 +579,10 @@ async fn open(
         .map_err(|_| failed(format!("no MCP handshake within {limit:?}")))?
 }
 
-async fn resync(inner: &Arc<Inner>) -> Result<(), Error> {
+/// Lists the tools (within the list limit) and registers them in place of the previous
+/// ones. `Ok(Some(_))`: listed, but the first tool named there could not be registered (the
+/// others are); every problem is in the warnings.
+async fn resync(inner: &Arc<Inner>) -> Result<Option<Error>, Error> {
     let upstream = |message: String| Error::Upstream {
         server: inner.name.clone(),
         message,
@@ -447,23 +590,46 @@ async fn resync(inner: &Arc<Inner>) -> Result<(), Error> {
     let Some(peer) = inner.peer().await else {
         return Err(upstream("the server is not connected".to_owned()));
     };
-    let listed = peer
-        .list_all_tools()
+    let limit = inner.options.list_timeout;
+    // Dropping the listing at its deadline cancels its request upstream.
+    let listed = tokio::time::timeout(limit, peer.list_all_tools())
         .await
+        .map_err(|_| upstream(format!("no tools/list answer within {limit:?}")))?
         .map_err(|e| upstream(format!("tools/list failed: {e}")))?;
-    let tools: Vec<ImportedTool> = listed
-        .into_iter()
-        .map(|t| ImportedTool::new(&inner.name, t))
-        .collect();
+    let mut warnings = Vec::new();
+    let mut names = HashSet::new();
+    let mut tools: Vec<ImportedTool> = Vec::with_capacity(listed.len());
+    for tool in listed {
+        if !names.insert(tool.name.clone()) {
+            tracing::warn!(server = %inner.name, tool = %tool.name, "the MCP server lists this tool name more than once; only its first listing is imported");
+            warnings.push(format!(
+                "MCP server {:?} lists the tool {:?} more than once; only its first listing is imported",
+                inner.name, tool.name
+            ));
+            continue;
+        }
+        tools.push(ImportedTool::new(&inner.name, tool));
+    }
     let mut definitions: Vec<(String, Result<ToolDefinition, tools_runtime::RegistryError>)> =
         Vec::with_capacity(tools.len());
     for tool in &tools {
         definitions.push((
             tool.exposed_name().to_owned(),
-            tool.definition(Arc::downgrade(inner), inner.options.customize.as_ref()),
+            tool.definition(
+                Arc::downgrade(inner),
+                inner.options.call_timeout,
+                inner.options.customize.as_ref(),
+            ),
         ));
     }
     let mut state = lock(&inner.state);
+    if inner.stop.is_cancelled() {
+        // The import was dropped or shut down while listing: nothing is registered.
+        return Err(upstream("the import was shut down".to_owned()));
+    }
+    // Listed: the server is up (cleared before its tools appear, so whoever sees them sees
+    // it available).
+    *lock(&inner.unavailable) = None;
     // The old registrations go first: the new ones reuse their names.
     state.registrations.clear();
     let mut first_error = None;
@@ -476,6 +642,10 @@ async fn resync(inner: &Arc<Inner>) -> Result<(), Error> {
             Ok(registration) => state.registrations.push(registration),
             Err(source) => {
                 tracing::warn!(server = %inner.name, tool = %exposed, %source, "imported tool not registered");
+                warnings.push(format!(
+                    "tool {exposed:?} of MCP server {:?} could not be registered: {source}",
+                    inner.name
+                ));
                 first_error.get_or_insert(Error::Register {
                     server: inner.name.clone(),
                     tool: exposed,
@@ -485,33 +655,71 @@ async fn resync(inner: &Arc<Inner>) -> Result<(), Error> {
         }
     }
     state.tools = tools;
+    state.warnings = warnings;
     drop(state);
-    first_error.map_or(Ok(()), Err)
+    Ok(first_error)
 }
 
-async fn restart(inner: &Arc<Inner>) -> Result<(), Error> {
+/// Brings the server up: replaces its connection with a new one and lists its tools, all
+/// within the handshake and list limits, one attempt at a time. A connection whose listing
+/// failed is closed; a listing that succeeds marks the server available.
+async fn attempt(inner: &Arc<Inner>) -> Result<Option<Error>, Error> {
     let _one_at_a_time = inner.restart.lock().await;
-    restart_locked(inner).await
+    attempt_locked(inner).await
 }
 
-/// Reconnects and re-syncs; the caller holds `inner.restart`.
-async fn restart_locked(inner: &Arc<Inner>) -> Result<(), Error> {
-    {
-        let mut conn = inner.conn.write().await;
-        if let Some(mut old) = conn.take() {
-            let _ = old.close().await;
-        }
-        *conn = Some(
-            open(
-                &inner.name,
-                &inner.spec,
-                &inner.routes,
-                inner.options.handshake_timeout,
-            )
-            .await?,
-        );
+/// [`attempt`]; the caller holds `inner.restart`.
+async fn attempt_locked(inner: &Arc<Inner>) -> Result<Option<Error>, Error> {
+    replace_connection(inner, None).await;
+    let service = open(
+        &inner.name,
+        &inner.spec,
+        &inner.routes,
+        inner.options.handshake_timeout,
+    )
+    .await?;
+    replace_connection(inner, Some(service)).await;
+    let listed = resync(inner).await;
+    if listed.is_err() {
+        replace_connection(inner, None).await;
     }
-    resync(inner).await
+    listed
+}
+
+/// Installs `service` as the connection; the previous one is closed in the background
+/// (within [`CLOSE_GRACE`], then left to its drop).
+async fn replace_connection(inner: &Inner, service: Option<RunningService<RoleClient, Upstream>>) {
+    let old = std::mem::replace(&mut *inner.conn.write().await, service);
+    if let Some(mut old) = old {
+        tokio::spawn(async move {
+            let _ = old.close_with_timeout(CLOSE_GRACE).await;
+        });
+    }
+}
+
+/// Retries bringing the server up, with backoff, until it is up or the import is dropped.
+fn retry_in_background(inner: &Arc<Inner>) {
+    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let stop = inner.stop.clone();
+    let (first, max) = (inner.options.retry_first, inner.options.retry_max);
+    tokio::spawn(async move {
+        let mut wait = first;
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+            }
+            let Some(inner) = weak.upgrade() else { return };
+            match attempt(&inner).await {
+                Ok(_) => {
+                    tracing::info!(server = %inner.name, tools = lock(&inner.state).tools.len(), "MCP server is up");
+                    return;
+                }
+                Err(error) => inner.mark_unavailable(&error),
+            }
+            wait = wait.saturating_mul(2).min(max);
+        }
+    });
 }
 
 /// Reconnects when the import allows it and the connection is closed; the peer to use.
@@ -527,7 +735,7 @@ pub(crate) async fn peer_for_call(inner: &Arc<Inner>) -> Option<Peer<RoleClient>
     if let Some(peer) = inner.peer().await {
         return Some(peer);
     }
-    if let Err(error) = restart_locked(inner).await {
+    if let Err(error) = attempt_locked(inner).await {
         tracing::warn!(server = %inner.name, %error, "automatic restart failed");
     }
     inner.peer().await

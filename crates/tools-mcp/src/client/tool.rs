@@ -1,6 +1,7 @@
 //! One imported tool: its listing, its definition, and the body that calls the server.
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
@@ -15,6 +16,10 @@ use tools_runtime::{JsonValue, OutputDecl, RegistryError, RunContext, ToolDefini
 use super::{Customize, Inner, exposed_name, peer_for_call};
 use crate::UpstreamCode;
 use crate::wire;
+
+/// How long sending `notifications/cancelled` may take (a server that stopped reading its
+/// input fills the pipe; the call ends anyway).
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 /// What an imported tool's value is.
 #[derive(Clone, Copy)]
@@ -85,6 +90,7 @@ impl ImportedTool {
     pub(super) fn definition(
         &self,
         inner: Weak<Inner>,
+        call_timeout: Option<Duration>,
         customize: Option<&Customize>,
     ) -> Result<ToolDefinition, RegistryError> {
         let hints = self.hints();
@@ -130,6 +136,9 @@ impl ImportedTool {
         if read_only {
             builder = builder.read_only();
         }
+        if let Some(budget) = call_timeout {
+            builder = builder.timeout(budget);
+        }
         if let Some(customize) = customize {
             builder = customize(self, builder);
         }
@@ -137,7 +146,9 @@ impl ImportedTool {
     }
 }
 
-/// One call of the tool: the server's result, or why there is none.
+/// One call of the tool: the server's result, or why there is none. Every wait races the
+/// call's token (cancelled by its caller or by its budget), so the body settles as soon as
+/// the token is cancelled.
 async fn call(
     inner: Weak<Inner>,
     server: &str,
@@ -152,12 +163,7 @@ async fn call(
             format!("MCP server {server:?} is not connected ({why}); the host can restart it"),
         )
     };
-    let Some(inner) = inner.upgrade() else {
-        return Err(unavailable("its import was dropped"));
-    };
-    let Some(peer) = peer_for_call(&inner).await else {
-        return Err(unavailable("its connection is closed"));
-    };
+    let aborted = || ToolError::with_code(ErrorCode::Aborted, "cancelled");
     let arguments: Map<String, Value> = match args.as_value() {
         Value::Object(map) => map.clone(),
         Value::Null => Map::new(),
@@ -168,35 +174,53 @@ async fn call(
             ));
         }
     };
+    let Some(inner) = inner.upgrade() else {
+        return Err(unavailable("its import was dropped"));
+    };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new(original.to_string()).with_arguments(arguments),
     ));
-    let protocol =
-        |message: String| ToolError::custom(UpstreamCode::ProtocolError.as_str(), message);
-    let handle = peer
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .map_err(|_| unavailable("the request could not be sent"))?;
+    let cancelled = ctx.cancellation().clone();
+    // Reaching the server (an automatic restart included) and sending the request.
+    let sending = async {
+        let Some(peer) = peer_for_call(&inner).await else {
+            return Err(unavailable("its connection is closed"));
+        };
+        let handle = peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|_| unavailable("the request could not be sent"))?;
+        Ok((peer, handle))
+    };
+    let (peer, handle) = tokio::select! {
+        biased;
+        () = cancelled.cancelled() => return Err(aborted()),
+        sent = sending => sent?,
+    };
     // rmcp gives every request a progress token: the server's progress for it reaches the body.
     let route = inner.routes.route(handle.progress_token.clone(), &ctx);
+    let routes = Arc::clone(&inner.routes);
     drop(inner);
     let id = handle.id.clone();
     let answer = tokio::select! {
         answer = handle.rx => answer,
-        () = ctx.cancellation().cancelled() => {
+        () = cancelled.cancelled() => {
             drop(route);
             let cancel: Result<CancelledNotificationParam, _> = serde_json::from_value(json!({
                 "requestId": id,
                 "reason": "the call was cancelled",
             }));
             if let Ok(cancel) = cancel {
-                // A closed connection has nothing left to cancel.
-                let _ = peer.notify_cancelled(cancel).await;
+                // A closed connection has nothing left to cancel; a server that does not
+                // read its input cannot hold the call.
+                let _ = tokio::time::timeout(CANCEL_GRACE, peer.notify_cancelled(cancel)).await;
             }
-            return Err(ToolError::with_code(ErrorCode::Aborted, "cancelled"));
+            return Err(aborted());
         }
     };
     drop(route);
+    let protocol =
+        |message: String| ToolError::custom(UpstreamCode::ProtocolError.as_str(), message);
     let result = match answer {
         Ok(Ok(ServerResult::CallToolResult(result))) => result,
         Ok(Ok(_)) => {
@@ -205,6 +229,14 @@ async fn call(
             )));
         }
         Ok(Err(rmcp::ServiceError::McpError(e))) => {
+            if let Some(why) = routes.local_answer(&id) {
+                return Err(ToolError::with_code(
+                    ErrorCode::InvalidToolOutput,
+                    format!(
+                        "invalid tool output: MCP server {server:?} answered, but {why}; the response was dropped"
+                    ),
+                ));
+            }
             return Err(protocol(format!(
                 "MCP server {server:?} refused the call: {}",
                 e.message

@@ -61,6 +61,16 @@ struct RawConfig {
     policy: RawPolicy,
     #[serde(default)]
     budgets: BTreeMap<Spanned<String>, Spanned<String>>,
+    #[serde(default)]
+    upstream: RawUpstream,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUpstream {
+    handshake_timeout: Option<Spanned<String>>,
+    list_timeout: Option<Spanned<String>>,
+    call_timeout: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -237,6 +247,29 @@ impl Default for PolicyConfig {
     }
 }
 
+/// The deadlines of the requests the gateway makes to its upstream servers (`[upstream]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UpstreamConfig {
+    /// How long starting a server and its MCP handshake may take (`handshake_timeout`,
+    /// default 30 s).
+    pub handshake_timeout: Duration,
+    /// How long one listing of a server's tools may take (`list_timeout`, default 30 s).
+    pub list_timeout: Duration,
+    /// The timeout budget of a call of an imported tool that no `[budgets]` pattern
+    /// matches (`call_timeout`, default 60 s).
+    pub call_timeout: Duration,
+}
+
+impl Default for UpstreamConfig {
+    fn default() -> UpstreamConfig {
+        UpstreamConfig {
+            handshake_timeout: crate::DEFAULT_HANDSHAKE_TIMEOUT,
+            list_timeout: crate::DEFAULT_LIST_TIMEOUT,
+            call_timeout: crate::DEFAULT_CALL_TIMEOUT,
+        }
+    }
+}
+
 /// A parsed and checked gateway configuration.
 #[derive(Clone, Debug)]
 pub struct GatewayConfig {
@@ -253,8 +286,11 @@ pub struct GatewayConfig {
     pub servers: Vec<ServerConfig>,
     /// The policy.
     pub policy: PolicyConfig,
-    /// Timeout budgets of imported tools, first match wins (in the file's order).
+    /// Timeout budgets of imported tools, first match wins (in the file's order); a tool
+    /// none matches has [`UpstreamConfig::call_timeout`].
     pub budgets: Vec<(Pattern, Duration)>,
+    /// The deadlines of upstream requests.
+    pub upstream: UpstreamConfig,
 }
 
 impl GatewayConfig {
@@ -441,26 +477,40 @@ impl GatewayConfig {
                 path,
             });
         }
+        let duration = |value: Spanned<String>, key: &str| -> Result<Duration, Error> {
+            let parsed = humantime::parse_duration(value.get_ref()).map_err(|e| {
+                at(
+                    value.span(),
+                    key,
+                    format!("{:?} is not a duration: {e}", value.get_ref()),
+                )
+            })?;
+            if parsed.is_zero() || parsed > tools_runtime::crates::registry::MAX_TIMEOUT {
+                return Err(at(
+                    value.span(),
+                    key,
+                    "must be positive and at most 24 days".into(),
+                ));
+            }
+            Ok(parsed)
+        };
+        let mut upstream = UpstreamConfig::default();
+        if let Some(value) = raw.upstream.handshake_timeout {
+            upstream.handshake_timeout = duration(value, "upstream.handshake_timeout")?;
+        }
+        if let Some(value) = raw.upstream.list_timeout {
+            upstream.list_timeout = duration(value, "upstream.list_timeout")?;
+        }
+        if let Some(value) = raw.upstream.call_timeout {
+            upstream.call_timeout = duration(value, "upstream.call_timeout")?;
+        }
         let mut budgets = Vec::new();
         let mut entries: Vec<(Spanned<String>, Spanned<String>)> =
             raw.budgets.into_iter().collect();
         entries.sort_by_key(|(k, _)| k.span().start);
-        for (pattern, duration) in entries {
+        for (pattern, value) in entries {
             let key = format!("budgets.{:?}", pattern.get_ref());
-            let budget = humantime::parse_duration(duration.get_ref()).map_err(|e| {
-                at(
-                    duration.span(),
-                    &key,
-                    format!("{:?} is not a duration: {e}", duration.get_ref()),
-                )
-            })?;
-            if budget.is_zero() || budget > tools_runtime::crates::registry::MAX_TIMEOUT {
-                return Err(at(
-                    duration.span(),
-                    &key,
-                    "must be positive and at most 24 days".into(),
-                ));
-            }
+            let budget = duration(value, &key)?;
             budgets.push((glob(pattern, &key)?, budget));
         }
         Ok(GatewayConfig {
@@ -471,6 +521,7 @@ impl GatewayConfig {
             servers,
             policy,
             budgets,
+            upstream,
         })
     }
 

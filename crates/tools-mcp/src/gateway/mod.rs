@@ -12,6 +12,7 @@ use tools_runtime::{AgentScope, Hooked, ToolRuntime};
 
 pub use config::{
     ArgumentRule, Decision, GatewayConfig, Language, Pattern, PolicyConfig, ServerConfig,
+    UpstreamConfig,
 };
 
 use crate::{Error, HttpOptions, ImportOptions, ImportedServer, McpServer};
@@ -28,13 +29,18 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Builds the runtime `config` describes, connects and imports every server (in name
-    /// order), and installs the policy.
+    /// Builds the runtime `config` describes, installs the policy, and imports every server
+    /// with [`ImportedServer::start`], all at once: it returns when each server is up or
+    /// its first attempt failed, which takes at most `[upstream] handshake_timeout` plus
+    /// `list_timeout`. A server that is not up is logged with the reason and retried in
+    /// the background; its tools appear (and every client session gets
+    /// `notifications/tools/list_changed`) when it comes up. One server never keeps the
+    /// gateway from serving the others.
     ///
     /// # Errors
     ///
     /// [`Error::Runtime`] (the code runtime of the language cannot start, e.g. Python
-    /// without its sandbox), and the errors of [`ImportedServer::connect`].
+    /// without its sandbox), [`Error::InvalidServerName`].
     pub async fn start(config: &GatewayConfig) -> Result<Gateway, Error> {
         let mut builder = ToolRuntime::builder().mode(config.mode);
         if let Some(n) = config.concurrency {
@@ -52,25 +58,40 @@ impl Gateway {
             runtime.registry().clone(),
         ));
         let budgets = Arc::new(config.clone());
-        let mut servers = Vec::with_capacity(config.servers.len());
-        for server in &config.servers {
+        let upstream = config.upstream;
+        let mut starting = tokio::task::JoinSet::new();
+        for (index, server) in config.servers.iter().enumerate() {
             let budgets = Arc::clone(&budgets);
-            let options = ImportOptions::new().auto_restart(server.restart).customize(
-                move |tool, builder| match budgets.budget_of(tool.exposed_name()) {
-                    Some(budget) => builder.timeout(budget),
-                    None => builder,
-                },
+            let options = ImportOptions::new()
+                .auto_restart(server.restart)
+                .handshake_timeout(upstream.handshake_timeout)
+                .list_timeout(upstream.list_timeout)
+                .call_timeout(upstream.call_timeout)
+                .customize(
+                    move |tool, builder| match budgets.budget_of(tool.exposed_name()) {
+                        Some(budget) => builder.timeout(budget),
+                        None => builder,
+                    },
+                );
+            let (name, spec, registry) = (
+                server.name.clone(),
+                server.spec.clone(),
+                runtime.registry().clone(),
             );
-            servers.push(
-                ImportedServer::connect(
-                    &server.name,
-                    server.spec.clone(),
-                    runtime.registry(),
-                    options,
-                )
-                .await?,
-            );
+            starting.spawn(async move {
+                let started = ImportedServer::start(&name, spec, &registry, options).await;
+                (index, started)
+            });
         }
+        let mut started = Vec::with_capacity(config.servers.len());
+        while let Some(joined) = starting.join_next().await {
+            let (index, server) = joined.map_err(|e| Error::Serve {
+                message: format!("starting an upstream server failed: {e}"),
+            })?;
+            started.push((index, server?));
+        }
+        started.sort_by_key(|(index, _)| *index);
+        let servers: Vec<ImportedServer> = started.into_iter().map(|(_, server)| server).collect();
         let agent = runtime.scope();
         let front = McpServer::new(runtime.clone(), agent.clone())
             .with_info("tools-mcp-gateway", env!("CARGO_PKG_VERSION"));

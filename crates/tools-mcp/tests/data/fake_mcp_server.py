@@ -8,6 +8,22 @@ Written for the tools-mcp tests (MIT OR Apache-2.0, like the workspace). Tools:
 - `slow`: sends one progress notification (when the request has a progress token) and
   never answers; the id of every request the client cancels is appended to the file named
   by the FAKE_MCP_CANCEL_LOG environment variable.
+
+Misbehaviours, selected by the FAKE_MCP_MODE environment variable or the first argument
+(several may be given, separated by commas):
+- `stall_list`: reads every tools/list request and never answers it; with
+  FAKE_MCP_READY_FILE set, only while that file does not exist (a server that comes up
+  later);
+- `stall_call`: reads every tools/call request and never answers it;
+- `duplicate_names`: lists `echo` twice (the second listing says "Second echo.");
+- `huge_result`: adds a tool `huge` whose result is one line of more than 17 MiB, written
+  in 64 KiB pieces;
+- `deep_result`: adds a tool `deep` whose result nests 200 arrays deep (structuredContent).
+
+With the mode `http`, it serves streamable HTTP instead (stateless, every answer a JSON
+body, no event stream) on a loopback port of its own, whose number is the first line it
+prints: `initialize`, `tools/list`, and `tools/call` of `echo` and, in their modes, `huge`
+(a body of more than 17 MiB) and `deep`.
 """
 
 import json
@@ -32,6 +48,39 @@ TOOLS = [
 ]
 
 
+MODES = set(filter(None, (os.environ.get("FAKE_MCP_MODE") or (sys.argv[1] if len(sys.argv) > 1 else "")).split(",")))
+
+if "huge_result" in MODES:
+    TOOLS.append({"name": "huge", "description": "A result over 16 MiB.", "inputSchema": {"type": "object"}})
+if "deep_result" in MODES:
+    TOOLS.append({"name": "deep", "description": "A result nested 200 deep.", "inputSchema": {"type": "object"}})
+
+
+def listed_tools():
+    if "duplicate_names" in MODES:
+        second = dict(TOOLS[0], description="Second echo.")
+        return TOOLS + [second]
+    return TOOLS
+
+
+def stalling_list():
+    if "stall_list" not in MODES:
+        return False
+    ready = os.environ.get("FAKE_MCP_READY_FILE")
+    return not (ready and os.path.exists(ready))
+
+
+def send_huge(rid):
+    head = '{"jsonrpc": "2.0", "id": %s, "result": {"content": [{"type": "text", "text": "' % json.dumps(rid)
+    sys.stdout.write(head)
+    piece = "x" * 65536
+    for _ in range(17 * 16 + 1):
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+    sys.stdout.write('"}], "isError": false}}\n')
+    sys.stdout.flush()
+
+
 def send(message):
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
@@ -44,6 +93,64 @@ def result(rid, value):
 def text(rid, value):
     result(rid, {"content": [{"type": "text", "text": value}], "isError": False})
 
+
+def serve_http():
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def reply(self, status, body=b"", kind="application/json"):
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            self.reply(405, b"", "text/plain")
+
+        def do_DELETE(self):
+            self.reply(405, b"", "text/plain")
+
+        def do_POST(self):
+            msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            rid = msg.get("id")
+            if rid is None:
+                self.reply(202, b"", "text/plain")
+                return
+            method = msg.get("method")
+            params = msg.get("params") or {}
+            if method == "initialize":
+                value = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                         "capabilities": {"tools": {}},
+                         "serverInfo": {"name": "fake-http", "version": "1"}}
+            elif method == "tools/list":
+                value = {"tools": TOOLS}
+            elif method == "tools/call" and params.get("name") == "huge":
+                value = {"content": [{"type": "text", "text": "x" * (17 << 20)}], "isError": False}
+            elif method == "tools/call" and params.get("name") == "deep":
+                value = {"content": [{"type": "text", "text": "deep"}],
+                         "structuredContent": {"v": json.loads("[" * 200 + "]" * 200)}}
+            elif method == "tools/call":
+                value = {"content": [{"type": "text", "text": (params.get("arguments") or {}).get("text", "")}],
+                         "isError": False}
+            else:
+                value = {}
+            self.reply(200, json.dumps({"jsonrpc": "2.0", "id": rid, "result": value}).encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    sys.stdout.write("%d\n" % server.server_address[1])
+    sys.stdout.flush()
+    server.serve_forever()
+
+
+if "http" in MODES:
+    serve_http()
+    sys.exit(0)
 
 for line in sys.stdin:
     line = line.strip()
@@ -60,11 +167,19 @@ for line in sys.stdin:
             "serverInfo": {"name": "fake", "version": "1"},
         })
     elif method == "tools/list":
-        result(rid, {"tools": TOOLS})
+        if not stalling_list():
+            result(rid, {"tools": listed_tools()})
+    elif method == "tools/call" and "stall_call" in MODES:
+        pass
     elif method == "tools/call":
         name = params.get("name")
         args = params.get("arguments") or {}
-        if name == "echo":
+        if name == "huge" and "huge_result" in MODES:
+            send_huge(rid)
+        elif name == "deep" and "deep_result" in MODES:
+            result(rid, {"content": [{"type": "text", "text": "deep"}],
+                         "structuredContent": {"v": json.loads("[" * 200 + "]" * 200)}})
+        elif name == "echo":
             text(rid, args.get("text", ""))
         elif name == "crash":
             sys.exit(3)

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tools_mcp::gateway::{Decision, GatewayConfig, Language};
+use tools_mcp::gateway::{Decision, GatewayConfig, Language, UpstreamConfig};
 use tools_mcp::{ErrorKind, ServerSpec};
 use tools_runtime::PresentationMode;
 
@@ -52,6 +52,46 @@ fn the_readme_example_parses_into_what_it_says() {
     assert_eq!(config.policy.destructive, Some(Decision::Ask));
     assert_eq!(config.policy.root, "/");
     assert_eq!(config.policy.rules.len(), 1);
+    // The example spells out the defaults.
+    assert_eq!(config.upstream, UpstreamConfig::default());
+    assert_eq!(config.upstream.handshake_timeout, Duration::from_secs(30));
+    assert_eq!(config.upstream.list_timeout, Duration::from_secs(30));
+    assert_eq!(config.upstream.call_timeout, Duration::from_secs(60));
+}
+
+#[test]
+fn upstream_deadlines_are_positive_durations() {
+    let config = parse(
+        "[upstream]\nhandshake_timeout = \"5s\"\nlist_timeout = \"1m\"\ncall_timeout = \"250ms\"\n",
+    )
+    .unwrap();
+    assert_eq!(config.upstream.handshake_timeout, Duration::from_secs(5));
+    assert_eq!(config.upstream.list_timeout, Duration::from_secs(60));
+    assert_eq!(config.upstream.call_timeout, Duration::from_millis(250));
+    assert_eq!(parse("").unwrap().upstream, UpstreamConfig::default());
+    for (text, needles) in [
+        (
+            "[upstream]\ncall_timeout = \"soon\"\n",
+            &["line 2", "upstream.call_timeout", "soon"][..],
+        ),
+        (
+            "\n[upstream]\nlist_timeout = \"0s\"\n",
+            &["line 3", "upstream.list_timeout", "positive"][..],
+        ),
+        (
+            "[upstream]\nhandshake_timeout = \"30d\"\n",
+            &["line 2", "upstream.handshake_timeout", "24 days"][..],
+        ),
+        ("[upstream]\nretry = \"1s\"\n", &["line 2", "retry"][..]),
+    ] {
+        let message = error(text);
+        for needle in needles {
+            assert!(
+                message.contains(needle),
+                "{text:?}: {message:?} lacks {needle:?}"
+            );
+        }
+    }
 }
 
 #[test]

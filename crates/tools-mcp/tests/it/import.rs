@@ -1,7 +1,6 @@
 //! The client import: a served runtime imported over loopback HTTP, and a child-process
 //! server (a standard-library Python script) that changes its tools, hangs and dies.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
@@ -11,7 +10,7 @@ use tools_runtime::crates::registry::{Change, Progress};
 use tools_runtime::prelude::*;
 use tools_runtime::{ExecutionMode, ToolRuntime};
 
-use crate::support::{add, guarded};
+use crate::support::{add, fake_server, guarded};
 
 /// Serves `runtime`'s scope over HTTP on a loopback port of its own; the URL of `/mcp`.
 async fn serve(runtime: &ToolRuntime, shutdown: &CancellationToken) -> String {
@@ -225,18 +224,6 @@ async fn list_changed_resyncs_and_dropping_the_import_unregisters() {
     drop(imported);
     assert!(host.registry().get("up__add", None).is_none());
     shutdown.cancel();
-}
-
-fn fake_server() -> ServerSpec {
-    let script: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "data",
-        "fake_mcp_server.py",
-    ]
-    .iter()
-    .collect();
-    ServerSpec::command("python3", [script.display().to_string()])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,3 +9,4 @@ mod config;
 mod front;
 mod import;
 mod support;
+mod upstream;

@@ -17,6 +17,24 @@ use tools_runtime::prelude::*;
 /// Fails a test that would otherwise wait forever; never needed for it to pass.
 pub(crate) const GUARD: Duration = Duration::from_secs(20);
 
+/// The fake MCP server of `tests/data` (a standard-library Python script) as a child.
+pub(crate) fn fake_server() -> tools_mcp::ServerSpec {
+    tools_mcp::ServerSpec::command("python3", [fake_server_script()])
+}
+
+/// The path of the fake MCP server's script.
+pub(crate) fn fake_server_script() -> String {
+    let script: std::path::PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "tests",
+        "data",
+        "fake_mcp_server.py",
+    ]
+    .iter()
+    .collect();
+    script.display().to_string()
+}
+
 /// Awaits `f` under the guard.
 pub(crate) async fn guarded<F: std::future::Future>(f: F) -> F::Output {
     tokio::time::timeout(GUARD, f)

@@ -1,0 +1,495 @@
+//! Upstreams never stall the gateway: every upstream request has a deadline, a server that
+//! cannot be brought up is served without and retried, a server that lists a name twice
+//! keeps its first listing, and a response the transport cannot deliver ends its call as
+//! `INVALID_TOOL_OUTPUT` at once. The misbehaving server is the fake Python server in one
+//! of its modes; every deadline a test passes on is generous, and assertions are on codes.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use serde_json::{Value, json};
+use tools_mcp::gateway::{Gateway, GatewayConfig};
+use tools_mcp::{CODE_META_KEY, ErrorKind, ImportOptions, ImportedServer, McpServer};
+use tools_runtime::prelude::*;
+use tools_runtime::{ToolResult, ToolRuntime};
+
+use crate::support::{
+    Connected, Seen, TestClient, connect, fake_server, fake_server_script, guarded,
+};
+
+/// Bounds a test whose failure mode is a call that waits for its (large) budget: longer
+/// than that budget, so a timeout shows as the wrong code rather than as this guard.
+const LONG_GUARD: Duration = Duration::from_secs(300);
+
+async fn long_guarded<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(LONG_GUARD, f)
+        .await
+        .expect("timed out (hang guard)")
+}
+
+fn call(name: &str, args: Value) -> ToolCall {
+    ToolCall::new("c1", name, args).unwrap()
+}
+
+/// A gateway configuration; `{script}` in `text` is the fake server's path.
+fn gateway_config(text: &str) -> GatewayConfig {
+    let text = text.replace("{script}", &format!("{:?}", fake_server_script()));
+    GatewayConfig::parse(&text, Path::new("/tmp/gateway.toml")).unwrap()
+}
+
+/// A fresh directory of this test process.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tools-mcp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn code_of(result: &CallToolResult) -> Option<String> {
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(CODE_META_KEY))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+fn code(result: &ToolResult) -> Option<String> {
+    result.code().map(|c| c.as_str().to_owned())
+}
+
+async fn names(c: &Connected) -> Vec<String> {
+    guarded(c.client.list_all_tools())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// The client's tool list once it holds `name` (waiting for `list_changed` until it does).
+async fn listed_with(c: &Connected, seen: &Seen, name: &str) -> Vec<String> {
+    loop {
+        let listed = names(c).await;
+        if listed.iter().any(|n| n == name) {
+            return listed;
+        }
+        guarded(seen.list_changed.notified()).await;
+    }
+}
+
+async fn call_front(c: &Connected, name: &str, args: Value) -> CallToolResult {
+    guarded(
+        c.client.call_tool(
+            CallToolRequestParams::new(name.to_owned())
+                .with_arguments(args.as_object().cloned().unwrap()),
+        ),
+    )
+    .await
+    .unwrap()
+}
+
+/// Waits until the file at `path` has a line.
+async fn written(path: &Path) {
+    guarded(async {
+        while !std::fs::read_to_string(path).is_ok_and(|s| !s.trim().is_empty()) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_upstream_does_not_keep_the_gateway_from_serving_the_others() {
+    let config = gateway_config(
+        r#"
+[upstream]
+list_timeout = "2s"
+
+[servers.stalled]
+command = ["python3", {script}]
+env = { FAKE_MCP_MODE = "stall_list" }
+
+[servers.healthy]
+command = ["python3", {script}]
+"#,
+    );
+    assert_eq!(config.upstream.list_timeout, Duration::from_secs(2));
+    let gateway = guarded(Gateway::start(&config)).await.unwrap();
+    let client = TestClient::plain();
+    let seen = client.seen.clone();
+    // `initialize` is answered…
+    let c = connect(gateway.front(), client).await;
+    // …and the healthy server's tools are listed (should the machine be so slow that its
+    // own first listing missed the deadline, it is retried and announced).
+    let listed = listed_with(&c, &seen, "healthy__echo").await;
+    assert!(
+        !listed.iter().any(|n| n.starts_with("stalled__")),
+        "{listed:?}"
+    );
+    let stalled = gateway
+        .servers()
+        .iter()
+        .find(|s| s.name() == "stalled")
+        .unwrap();
+    let why = stalled.unavailable().unwrap();
+    assert!(why.contains("tools/list"), "{why}");
+    let echoed = call_front(&c, "healthy__echo", json!({"text": "hi"})).await;
+    assert_eq!(echoed.is_error, Some(false), "{echoed:?}");
+    assert_eq!(echoed.content[0].as_text().unwrap().text, "hi");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_comes_up_later_is_imported_and_announced() {
+    let dir = scratch("later");
+    let ready = dir.join("ready");
+    let host = ToolRuntime::new();
+    let front = McpServer::new(host.clone(), host.scope());
+    let client = TestClient::plain();
+    let seen = client.seen.clone();
+    let c = connect(&front, client).await;
+    assert!(names(&c).await.is_empty());
+    let spec = fake_server()
+        .with_env("FAKE_MCP_MODE", "stall_list")
+        .with_env("FAKE_MCP_READY_FILE", ready.display().to_string());
+    let options = ImportOptions::new()
+        .list_timeout(Duration::from_secs(1))
+        .retry_backoff(Duration::from_millis(50), Duration::from_millis(200));
+    // `connect` fails at the deadline, naming the listing.
+    let refused = guarded(ImportedServer::connect(
+        "late",
+        spec.clone(),
+        host.registry(),
+        options.clone(),
+    ))
+    .await
+    .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Upstream);
+    assert!(refused.to_string().contains("tools/list"), "{refused}");
+    // `start` returns with the server unavailable, and keeps trying.
+    let late = guarded(ImportedServer::start(
+        "late",
+        spec,
+        host.registry(),
+        options,
+    ))
+    .await
+    .unwrap();
+    assert!(late.unavailable().is_some());
+    assert!(late.tool_names().is_empty());
+    std::fs::write(&ready, "").unwrap();
+    let listed = listed_with(&c, &seen, "late__echo").await;
+    assert!(listed.iter().any(|n| n == "late__slow"), "{listed:?}");
+    assert_eq!(late.unavailable(), None);
+    assert_eq!(
+        host.execute(call("late__echo", json!({"text": "up"})))
+            .await
+            .text(),
+        "up"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_server_never_answers_ends_at_the_default_budget() {
+    let dir = scratch("stall-call");
+    let log = dir.join("cancelled.log");
+    let config = gateway_config(&format!(
+        r#"
+[upstream]
+call_timeout = "500ms"
+
+[budgets]
+"fake__slow" = "1m"
+
+[servers.fake]
+command = ["python3", {{script}}]
+env = {{ FAKE_MCP_MODE = "stall_call", FAKE_MCP_CANCEL_LOG = {:?} }}
+"#,
+        log.display().to_string()
+    ));
+    let gateway = guarded(Gateway::start(&config)).await.unwrap();
+    let registry = gateway.runtime().registry();
+    // The default budget, and a `[budgets]` pattern over it.
+    assert_eq!(
+        registry.get("fake__echo", None).unwrap().timeout(),
+        Some(Duration::from_millis(500))
+    );
+    assert_eq!(
+        registry.get("fake__slow", None).unwrap().timeout(),
+        Some(Duration::from_secs(60))
+    );
+    let c = connect(gateway.front(), TestClient::plain()).await;
+    let stalled = call_front(&c, "fake__echo", json!({"text": "hi"})).await;
+    assert_eq!(stalled.is_error, Some(true));
+    assert_eq!(
+        code_of(&stalled).as_deref(),
+        Some("TOOL_TIMEOUT"),
+        "{stalled:?}"
+    );
+    // The server was told.
+    written(&log).await;
+
+    // The library's option is the same budget.
+    let host = ToolRuntime::new();
+    let _fake = guarded(ImportedServer::connect(
+        "fake",
+        fake_server().with_env("FAKE_MCP_MODE", "stall_call"),
+        host.registry(),
+        ImportOptions::new().call_timeout(Duration::from_millis(500)),
+    ))
+    .await
+    .unwrap();
+    let result = guarded(host.execute(call("fake__echo", json!({"text": "hi"})))).await;
+    assert_eq!(result.error_code(), Some(ErrorCode::ToolTimeout));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_listed_twice_is_imported_once_and_the_others_still_work() {
+    let config = gateway_config(
+        r#"
+[servers.dup]
+command = ["python3", {script}]
+env = { FAKE_MCP_MODE = "duplicate_names" }
+
+[servers.other]
+command = ["python3", {script}]
+"#,
+    );
+    let gateway = guarded(Gateway::start(&config)).await.unwrap();
+    let client = TestClient::plain();
+    let seen = client.seen.clone();
+    let c = connect(gateway.front(), client).await;
+    let listed = listed_with(&c, &seen, "other__echo").await;
+    let listed = if listed.iter().any(|n| n == "dup__echo") {
+        listed
+    } else {
+        listed_with(&c, &seen, "dup__echo").await
+    };
+    assert_eq!(listed.iter().filter(|n| *n == "dup__echo").count(), 1);
+    let dup = gateway
+        .servers()
+        .iter()
+        .find(|s| s.name() == "dup")
+        .unwrap();
+    assert_eq!(dup.unavailable(), None);
+    let warnings = dup.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("\"dup\"") && warnings[0].contains("\"echo\""),
+        "{warnings:?}"
+    );
+    // The first listing is the one imported.
+    let echo = gateway.runtime().registry().get("dup__echo", None).unwrap();
+    assert_eq!(echo.description(), "Echo the text.");
+    for name in ["other__echo", "dup__echo"] {
+        let echoed = call_front(&c, name, json!({"text": "both"})).await;
+        assert_eq!(echoed.is_error, Some(false), "{name}: {echoed:?}");
+    }
+
+    // The library's `connect` imports it too.
+    let host = ToolRuntime::new();
+    let imported = guarded(ImportedServer::connect(
+        "dup",
+        fake_server().with_env("FAKE_MCP_MODE", "duplicate_names"),
+        host.registry(),
+        ImportOptions::new(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        imported.tool_names(),
+        ["dup__echo", "dup__crash", "dup__add_tool", "dup__slow"]
+    );
+    assert_eq!(imported.warnings().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_past_the_transport_limits_are_invalid_output_at_once() {
+    let host = ToolRuntime::new();
+    let _fake = guarded(ImportedServer::connect(
+        "fake",
+        fake_server().with_env("FAKE_MCP_MODE", "huge_result,deep_result"),
+        host.registry(),
+        // A timeout would be TOOL_TIMEOUT: the wrong code, not a slow pass.
+        ImportOptions::new().call_timeout(Duration::from_secs(120)),
+    ))
+    .await
+    .unwrap();
+    let huge = long_guarded(host.execute(call("fake__huge", json!({})))).await;
+    assert_eq!(
+        code(&huge).as_deref(),
+        Some("INVALID_TOOL_OUTPUT"),
+        "{}",
+        huge.text()
+    );
+    assert!(huge.text().contains("16777216 bytes"), "{}", huge.text());
+    let deep = long_guarded(host.execute(call("fake__deep", json!({})))).await;
+    assert_eq!(
+        code(&deep).as_deref(),
+        Some("INVALID_TOOL_OUTPUT"),
+        "{}",
+        deep.text()
+    );
+    assert!(deep.text().contains("127 levels"), "{}", deep.text());
+    // The connection is still good.
+    assert_eq!(
+        guarded(host.execute(call("fake__echo", json!({"text": "after"}))))
+            .await
+            .text(),
+        "after"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_front_reports_an_oversize_result_as_invalid_output() {
+    let config = gateway_config(
+        r#"
+[upstream]
+call_timeout = "120s"
+
+[servers.fake]
+command = ["python3", {script}]
+env = { FAKE_MCP_MODE = "huge_result" }
+"#,
+    );
+    let gateway = guarded(Gateway::start(&config)).await.unwrap();
+    let c = connect(gateway.front(), TestClient::plain()).await;
+    let huge = long_guarded(
+        c.client
+            .call_tool(CallToolRequestParams::new("fake__huge").with_arguments(Default::default())),
+    )
+    .await
+    .unwrap();
+    assert_eq!(huge.is_error, Some(true));
+    assert_eq!(
+        code_of(&huge).as_deref(),
+        Some("INVALID_TOOL_OUTPUT"),
+        "{huge:?}"
+    );
+}
+
+/// Serves `runtime`'s scope over streamable HTTP on a loopback port; the URL of `/mcp`.
+async fn serve_http(
+    runtime: &ToolRuntime,
+    stateless: bool,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let server = McpServer::new(runtime.clone(), runtime.scope());
+    let options = tools_mcp::HttpOptions {
+        stateless,
+        ..tools_mcp::HttpOptions::default()
+    };
+    let stop = shutdown.clone();
+    tokio::spawn(async move { server.serve_http(listener, &options, stop).await });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_events_past_the_transport_limits_are_invalid_output_at_once() {
+    let upstream = ToolRuntime::new();
+    upstream.register(crate::support::add()).unwrap().keep();
+    upstream
+        .register(
+            ToolDefinition::builder("huge", "A result over 16 MiB.")
+                .output(OutputDecl::text(json!({"type": "string"})))
+                .body(|_args, _ctx| async { Ok(json!("x".repeat(17 << 20))) })
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+        .keep();
+    let mut deep = json!(1);
+    for _ in 0..200 {
+        deep = json!([deep]);
+    }
+    let deep = json!({ "v": deep });
+    upstream
+        .register(
+            ToolDefinition::builder("deep", "A result nested 200 deep.")
+                .output(OutputDecl::new(
+                    json!({"type": "object"}),
+                    |_args, _value| Ok(vec![tools_runtime::ContentBlock::text("deep")]),
+                ))
+                .body(move |_args, _ctx| {
+                    let deep = deep.clone();
+                    async move { Ok(deep) }
+                })
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+        .keep();
+    // A stateful front numbers its events (a dropped event is resumed past, not reported);
+    // a stateless one ends the stream.
+    for stateless in [false, true] {
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let url = serve_http(&upstream, stateless, &shutdown).await;
+        let host = ToolRuntime::new();
+        let _up = guarded(ImportedServer::connect(
+            "up",
+            tools_mcp::ServerSpec::url(url),
+            host.registry(),
+            ImportOptions::new().call_timeout(Duration::from_secs(120)),
+        ))
+        .await
+        .unwrap();
+        for (tool, limit) in [("up__huge", "16777216 bytes"), ("up__deep", "127 levels")] {
+            let result = long_guarded(host.execute(call(tool, json!({})))).await;
+            assert_eq!(
+                code(&result).as_deref(),
+                Some("INVALID_TOOL_OUTPUT"),
+                "stateless {stateless}, {tool}: {}",
+                result.text()
+            );
+            assert!(result.text().contains(limit), "{}", result.text());
+        }
+        let added = guarded(host.execute(call("up__add", json!({"a": 1, "b": 2})))).await;
+        assert_eq!(added.value().unwrap().as_value(), &json!(3));
+        shutdown.cancel();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_json_bodies_past_the_transport_limits_are_invalid_output_at_once() {
+    use tokio::io::AsyncBufReadExt;
+    let mut server = tokio::process::Command::new("python3")
+        .arg(fake_server_script())
+        .env("FAKE_MCP_MODE", "http,huge_result,deep_result")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    let stdout = server.stdout.take().unwrap();
+    guarded(tokio::io::BufReader::new(stdout).read_line(&mut port))
+        .await
+        .unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let host = ToolRuntime::new();
+    let _up = guarded(ImportedServer::connect(
+        "up",
+        tools_mcp::ServerSpec::url(url),
+        host.registry(),
+        ImportOptions::new().call_timeout(Duration::from_secs(120)),
+    ))
+    .await
+    .unwrap();
+    for (tool, limit) in [("up__huge", "16777216 bytes"), ("up__deep", "127 levels")] {
+        let result = long_guarded(host.execute(call(tool, json!({})))).await;
+        assert_eq!(
+            code(&result).as_deref(),
+            Some("INVALID_TOOL_OUTPUT"),
+            "{tool}: {}",
+            result.text()
+        );
+        assert!(result.text().contains(limit), "{}", result.text());
+    }
+    let echoed = guarded(host.execute(call("up__echo", json!({"text": "after"})))).await;
+    assert_eq!(echoed.text(), "after");
+    let _ = server.kill().await;
+}
