@@ -1,4 +1,5 @@
-//! `tools-mcp gateway --config FILE [--http ADDR] [--stateless] [--allow-host NAME]…`:
+//! `tools-mcp gateway --config FILE [--http ADDR] [--stateless] [--allow-host NAME]…
+//! [--allow-origin ORIGIN]… [--max-sessions N] [--session-idle-timeout DURATION]`:
 //! imports the MCP servers a TOML file names, applies its policy and budgets, and serves the
 //! result to one MCP client on stdio (default) or to many over streamable HTTP at
 //! `http://ADDR/mcp`. Logs go to stderr (`RUST_LOG` filters them; default `warn`).
@@ -11,13 +12,20 @@ use tokio_util::sync::CancellationToken;
 use tools_mcp::HttpOptions;
 use tools_mcp::gateway::{Gateway, GatewayConfig};
 
-const USAGE: &str =
-    "usage: tools-mcp gateway --config FILE [--http ADDR] [--stateless] [--allow-host NAME]...
+const USAGE: &str = "usage: tools-mcp gateway --config FILE [--http ADDR] [--stateless]
+         [--allow-host NAME]... [--allow-origin ORIGIN]...
+         [--max-sessions N] [--session-idle-timeout DURATION]
 
 Imports the MCP servers named in FILE (TOML), applies its policy and budgets, and serves
 the tools to an MCP client: on stdin/stdout by default, or over streamable HTTP at
-http://ADDR/mcp with --http (--stateless: no sessions, for load balancers; --allow-host:
-accept this Host header besides loopback). See the tools-mcp README for the file format.";
+http://ADDR/mcp with --http:
+  --stateless              no sessions, for load balancers
+  --allow-host NAME        accept this Host header besides loopback (and its origins)
+  --allow-origin ORIGIN    accept this Origin header besides loopback ones
+                           (https://app.example, https://app.example:8443, ...:*)
+  --max-sessions N         at most N sessions open at once (default 1000)
+  --session-idle-timeout D close a session idle for D (default 5m)
+See the tools-mcp README for the file format.";
 
 struct Args {
     config: PathBuf,
@@ -56,6 +64,33 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, (String, bool)>
                 Some(host) => hosts.push(host),
                 None => return usage("--allow-host needs a host name"),
             },
+            "--allow-origin" => match args.next() {
+                Some(origin) => match HttpOptions::check_origin(&origin) {
+                    Ok(()) => options.allowed_origins.push(origin),
+                    Err(why) => return usage(&format!("--allow-origin: {why}")),
+                },
+                None => return usage("--allow-origin needs an origin such as https://app.example"),
+            },
+            "--max-sessions" => {
+                match args
+                    .next()
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| *n > 0)
+                {
+                    Some(n) => options.max_sessions = n,
+                    None => return usage("--max-sessions needs a positive number"),
+                }
+            }
+            "--session-idle-timeout" => {
+                let parsed = args
+                    .next()
+                    .and_then(|d| humantime::parse_duration(&d).ok())
+                    .filter(|d| !d.is_zero());
+                match parsed {
+                    Some(d) => options.session_idle_timeout = Some(d),
+                    None => return usage("--session-idle-timeout needs a duration such as 5m"),
+                }
+            }
             "--help" | "-h" => return Err((USAGE.to_owned(), false)),
             other => return usage(&format!("unknown argument {other:?}")),
         }
@@ -126,6 +161,80 @@ async fn run(args: Args) -> Result<(), tools_mcp::Error> {
                 on_signal.cancel();
             });
             gateway.serve_http(addr, &args.options, shutdown).await
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn args(line: &str) -> Result<Args, (String, bool)> {
+        parse(line.split_whitespace().map(str::to_owned))
+    }
+
+    #[test]
+    fn the_http_bounds_have_their_defaults() {
+        let parsed = args("gateway --config g.toml --http 127.0.0.1:8080").unwrap();
+        assert_eq!(parsed.options.max_sessions, tools_mcp::DEFAULT_MAX_SESSIONS);
+        assert_eq!(
+            parsed.options.session_idle_timeout,
+            Some(tools_mcp::DEFAULT_SESSION_IDLE_TIMEOUT)
+        );
+        assert!(parsed.options.allowed_origins.is_empty());
+        assert_eq!(parsed.options.allowed_hosts, None);
+    }
+
+    #[test]
+    fn the_http_bounds_are_set_by_flags() {
+        let parsed = args(
+            "gateway --config g.toml --allow-origin https://app.example \
+             --allow-origin http://localhost:* --max-sessions 3 --session-idle-timeout 90s \
+             --allow-host gw.example",
+        )
+        .unwrap();
+        assert_eq!(
+            parsed.options.allowed_origins,
+            ["https://app.example", "http://localhost:*"]
+        );
+        assert_eq!(parsed.options.max_sessions, 3);
+        assert_eq!(
+            parsed.options.session_idle_timeout,
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(
+            parsed.options.allowed_hosts.as_deref(),
+            Some(&["gw.example", "localhost", "127.0.0.1", "::1"].map(str::to_owned)[..])
+        );
+    }
+
+    #[test]
+    fn bad_http_bounds_are_usage_errors() {
+        for (line, needle) in [
+            ("gateway --config g --allow-origin null", "null"),
+            (
+                "gateway --config g --allow-origin app.example",
+                "app.example",
+            ),
+            ("gateway --config g --allow-origin", "--allow-origin"),
+            ("gateway --config g --max-sessions 0", "--max-sessions"),
+            ("gateway --config g --max-sessions lots", "--max-sessions"),
+            (
+                "gateway --config g --session-idle-timeout 0s",
+                "--session-idle-timeout",
+            ),
+            (
+                "gateway --config g --session-idle-timeout soon",
+                "--session-idle-timeout",
+            ),
+        ] {
+            let Err((message, true)) = args(line) else {
+                panic!("{line:?} accepted");
+            };
+            assert!(message.contains(needle), "{line:?}: {message}");
         }
     }
 }

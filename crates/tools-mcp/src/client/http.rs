@@ -20,7 +20,10 @@
 //! event of a request's own response stream is followed by the error response for that
 //! request (the stream then ends as before); an oversize or unparsable JSON body becomes the
 //! error response for the POSTed request. An event that cannot be attributed (no usable id)
-//! is dropped with a warning, as rmcp would drop it.
+//! is dropped with a warning, as rmcp would drop it. A response event whose result has more
+//! content blocks than the import's bound is replaced the same way, before rmcp parses it;
+//! a JSON body is parsed by rmcp itself (within its 16 MiB), so its blocks are only counted
+//! when the import converts the result.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -37,7 +40,7 @@ use rmcp::transport::streamable_http_client::{
 
 use super::handler::Routes;
 use super::scan::Scan;
-use super::transport::{MAX_DEPTH, MAX_LINE, answer_locally};
+use super::transport::{MAX_DEPTH, MAX_LINE, answer_locally, too_many_blocks};
 
 /// The prefix of rmcp's message for a JSON body that does not parse as a message.
 const UNPARSABLE_BODY: &str = "could not parse JSON response as ServerJsonRpcMessage: ";
@@ -67,12 +70,18 @@ pub(super) struct Bounded {
     client: reqwest::Client,
     routes: Arc<Routes>,
     server: Arc<str>,
+    /// The most content blocks of a response event's result.
+    max_blocks: usize,
 }
 
 impl Bounded {
     /// The client rmcp builds by default (no idle connection pool, same-origin 307 and 308
     /// redirects only, at most 10), wrapped.
-    pub(super) fn new(routes: Arc<Routes>, server: &str) -> Result<Bounded, reqwest::Error> {
+    pub(super) fn new(
+        routes: Arc<Routes>,
+        server: &str,
+        max_blocks: usize,
+    ) -> Result<Bounded, reqwest::Error> {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
             .redirect(same_origin_redirects())
@@ -81,6 +90,7 @@ impl Bounded {
             client,
             routes,
             server: server.into(),
+            max_blocks,
         })
     }
 
@@ -186,6 +196,8 @@ impl Bounded {
             format!(
                 "its response is nested deeper than the transport's limit of {MAX_DEPTH} levels"
             )
+        } else if scan.content_items() > self.max_blocks && !scan.has_method() {
+            too_many_blocks(self.max_blocks)
         } else {
             // Only a response is worth a second parse: rmcp drops anything else it cannot
             // read, and nobody waits for it.

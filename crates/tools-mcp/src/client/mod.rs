@@ -20,7 +20,9 @@
 //!   [`RunContext::report_progress`];
 //! - a child's response that breaks the transport's limits (a line over 16 MiB, nesting
 //!   over 127 levels, not a valid message) ends its call at once with
-//!   `INVALID_TOOL_OUTPUT` (see `transport.rs`);
+//!   `INVALID_TOOL_OUTPUT` (see `transport.rs`), and so does a result of more content
+//!   blocks than [`ImportOptions::max_content_blocks`] (counted by the transport's scan
+//!   before the message is parsed, and again before any block is converted);
 //! - `notifications/tools/list_changed` re-syncs the tools; a server that exits fails every
 //!   in-flight call with `MCP_SERVER_UNAVAILABLE`, and [`ImportedServer::restart`] (or
 //!   [`ImportOptions::auto_restart`]) reconnects it; [`ImportedServer::start`] keeps
@@ -134,6 +136,7 @@ pub struct ImportOptions {
     call_timeout: Option<Duration>,
     retry_first: Duration,
     retry_max: Duration,
+    max_content_blocks: usize,
 }
 
 impl Default for ImportOptions {
@@ -147,6 +150,7 @@ impl Default for ImportOptions {
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
             retry_first: Duration::from_secs(1),
             retry_max: Duration::from_secs(60),
+            max_content_blocks: DEFAULT_MAX_CONTENT_BLOCKS,
         }
     }
 }
@@ -157,10 +161,13 @@ pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default timeout budget of a call of an imported tool.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default of [`ImportOptions::max_content_blocks`].
+pub const DEFAULT_MAX_CONTENT_BLOCKS: usize = 10_000;
 
 impl ImportOptions {
     /// Global registration, no customisation, no automatic restart; a 30 s handshake limit,
-    /// a 30 s `tools/list` limit, a 60 s budget per call; a server that cannot be brought up
+    /// a 30 s `tools/list` limit, a 60 s budget per call, at most 10 000 content blocks per
+    /// result; a server that cannot be brought up
     /// by [`ImportedServer::start`] is retried after 1 s, then twice as long each time, up
     /// to every 60 s.
     pub fn new() -> ImportOptions {
@@ -228,6 +235,19 @@ impl ImportOptions {
         self
     }
 
+    /// The most content blocks one result of a call may carry (default
+    /// [`DEFAULT_MAX_CONTENT_BLOCKS`], 10 000). A result with more, an error result
+    /// included, ends its call as `INVALID_TOOL_OUTPUT` naming the limit. The transport
+    /// already bounds a result's bytes (16 MiB per message); this bounds how many pieces
+    /// they come in, each of which costs hundreds of bytes parsed and converted for the
+    /// few it takes on the wire. A child's line and a response event over HTTP are counted
+    /// as they are scanned, so the message is dropped before rmcp parses it; a JSON body
+    /// over HTTP, which rmcp parses itself, is counted before any block is converted.
+    pub fn max_content_blocks(mut self, max: usize) -> ImportOptions {
+        self.max_content_blocks = max;
+        self
+    }
+
     /// The backoff of [`ImportedServer::start`]'s background retries: the first after
     /// `first`, each next one twice as long after the previous, at most `max`.
     pub fn retry_backoff(mut self, first: Duration, max: Duration) -> ImportOptions {
@@ -248,6 +268,7 @@ impl std::fmt::Debug for ImportOptions {
             .field("call_timeout", &self.call_timeout)
             .field("retry_first", &self.retry_first)
             .field("retry_max", &self.retry_max)
+            .field("max_content_blocks", &self.max_content_blocks)
             .finish()
     }
 }
@@ -517,12 +538,14 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Starts the server and completes the handshake within `limit`.
+/// Starts the server and completes the handshake within `limit`; its transport answers a
+/// response of more than `max_blocks` content blocks locally, before parsing it.
 async fn open(
     name: &str,
     spec: &ServerSpec,
     routes: &Arc<Routes>,
     limit: Duration,
+    max_blocks: usize,
 ) -> Result<RunningService<RoleClient, Upstream>, Error> {
     let failed = |message: String| Error::Connect {
         server: name.to_owned(),
@@ -545,7 +568,7 @@ async fn open(
                 if let Some(cwd) = cwd {
                     command.current_dir(cwd);
                 }
-                let transport = ChildProcess::spawn(command, Arc::clone(routes), name)
+                let transport = ChildProcess::spawn(command, Arc::clone(routes), name, max_blocks)
                     .map_err(|e| failed(format!("could not start {program:?}: {e}")))?;
                 handler
                     .serve(Routed::new(transport, Arc::clone(routes)))
@@ -558,7 +581,7 @@ async fn open(
                     // ring as the process's rustls provider unless the host chose one.
                     let _ = rustls::crypto::ring::default_provider().install_default();
                 }
-                let client = http::Bounded::new(Arc::clone(routes), name)
+                let client = http::Bounded::new(Arc::clone(routes), name, max_blocks)
                     .map_err(|e| failed(format!("could not build the HTTP client: {e}")))?;
                 let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
                     client,
@@ -676,6 +699,7 @@ async fn attempt_locked(inner: &Arc<Inner>) -> Result<Option<Error>, Error> {
         &inner.spec,
         &inner.routes,
         inner.options.handshake_timeout,
+        inner.options.max_content_blocks,
     )
     .await?;
     replace_connection(inner, Some(service)).await;

@@ -1,7 +1,9 @@
-//! A bounded, streaming scan of one JSON-RPC line: how deep it nests and, at its top
-//! level, its `id` and whether it is a request (`method`) or a response (`result` or
-//! `error`). It keeps a few bytes of state whatever the line's length, so a line too long
-//! to buffer or too deep to parse can still be answered by its id.
+//! A bounded, streaming scan of one JSON-RPC line: how deep it nests; at its top level, its
+//! `id` and whether it is a request (`method`) or a response (`result` or `error`); and how
+//! many items the array `result.content` (a tool result's content blocks) holds so far. It
+//! keeps a few bytes of state whatever the line's length, so a line too long to buffer, too
+//! deep to parse, or of too many content blocks to convert can still be answered by its id
+//! before it is parsed.
 //!
 //! The scan is lexical: it tracks strings (and their escapes) and brackets, nothing else.
 //! It never fails; on malformed input its findings are simply absent or partial, and the
@@ -69,6 +71,17 @@ pub(super) struct Scan {
     id_seen: bool,
     method: bool,
     response: bool,
+    /// The keys of the top-level `result` object, while it is read (`Before` otherwise).
+    result: Top,
+    result_key_buf: Vec<u8>,
+    result_key_overflow: bool,
+    /// Whether the `result` key being read, or whose value is being read, is `content`.
+    result_key_content: bool,
+    /// Inside the array `result.content`.
+    in_content: bool,
+    /// Whether the next byte of `result.content` that is not whitespace starts an item.
+    item_next: bool,
+    content_items: usize,
 }
 
 impl Default for Scan {
@@ -89,6 +102,13 @@ impl Default for Scan {
             id_seen: false,
             method: false,
             response: false,
+            result: Top::Before,
+            result_key_buf: Vec::with_capacity(MAX_KEY),
+            result_key_overflow: false,
+            result_key_content: false,
+            in_content: false,
+            item_next: false,
+            content_items: 0,
         }
     }
 }
@@ -98,13 +118,22 @@ impl Scan {
     pub(super) fn reset(&mut self) {
         let mut key_buf = std::mem::take(&mut self.key_buf);
         let mut id_buf = std::mem::take(&mut self.id_buf);
+        let mut result_key_buf = std::mem::take(&mut self.result_key_buf);
         key_buf.clear();
         id_buf.clear();
+        result_key_buf.clear();
         *self = Scan {
             key_buf,
             id_buf,
+            result_key_buf,
             ..Scan::default()
         };
+    }
+
+    /// How many items the array `result.content` held so far (every array of that key, if
+    /// it is repeated). A key spelled with escapes is not recognized.
+    pub(super) fn content_items(&self) -> usize {
+        self.content_items
     }
 
     /// The deepest nesting seen so far (`{}` and `[]` count 1 each).
@@ -138,6 +167,9 @@ impl Scan {
         if self.in_string {
             self.string_byte(b);
             return;
+        }
+        if self.depth == 2 || (self.in_content && self.depth == 3) {
+            self.result_byte(b);
         }
         match b {
             b'"' => {
@@ -188,12 +220,54 @@ impl Scan {
         }
     }
 
+    /// A byte outside strings directly inside the `result` object (depth 2), or directly
+    /// inside `result.content` (depth 3), before it changes the depth.
+    fn result_byte(&mut self, b: u8) {
+        if matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            return;
+        }
+        if self.depth == 3 {
+            match b {
+                b',' => self.item_next = true,
+                b']' => self.in_content = false,
+                _ if self.item_next => {
+                    self.item_next = false;
+                    self.content_items = self.content_items.saturating_add(1);
+                }
+                _ => {}
+            }
+            return;
+        }
+        match (self.result, b) {
+            (Top::Before | Top::Done, _) => {}
+            (_, b'}') => self.result = Top::Done,
+            (Top::Key, b'"') => {
+                self.result = Top::InKey;
+                self.result_key_buf.clear();
+                self.result_key_overflow = false;
+            }
+            (Top::Colon, b':') => self.result = Top::Value,
+            (Top::Value, _) => {
+                self.result = Top::InValue;
+                if b == b'[' && self.result_key_content {
+                    self.in_content = true;
+                    self.item_next = true;
+                }
+            }
+            (Top::InValue, b',') => self.result = Top::Key,
+            _ => {}
+        }
+    }
+
     fn string_byte(&mut self, b: u8) {
         let top_level = self.depth == 1;
+        let result_key = self.depth == 2 && self.result == Top::InKey;
         if self.escaped {
             self.escaped = false;
             if top_level {
                 self.string_content(b);
+            } else if result_key {
+                self.result_key_content(b);
             }
             return;
         }
@@ -202,7 +276,15 @@ impl Scan {
                 self.escaped = true;
                 if top_level {
                     self.string_content(b);
+                } else if result_key {
+                    self.result_key_content(b);
                 }
+            }
+            b'"' if result_key => {
+                self.in_string = false;
+                self.result_key_content =
+                    !self.result_key_overflow && self.result_key_buf == b"content";
+                self.result = Top::Colon;
             }
             b'"' => {
                 self.in_string = false;
@@ -235,7 +317,17 @@ impl Scan {
                 }
             }
             _ if top_level => self.string_content(b),
+            _ if result_key => self.result_key_content(b),
             _ => {}
+        }
+    }
+
+    /// A byte of a key of the `result` object.
+    fn result_key_content(&mut self, b: u8) {
+        if self.result_key_buf.len() < MAX_KEY {
+            self.result_key_buf.push(b);
+        } else {
+            self.result_key_overflow = true;
         }
     }
 
@@ -259,7 +351,13 @@ impl Scan {
         self.top = Top::InValue;
         match self.key {
             Key::Method => self.method = true,
-            Key::Result | Key::Error => self.response = true,
+            Key::Result => {
+                self.response = true;
+                if b == b'{' {
+                    self.result = Top::Key;
+                }
+            }
+            Key::Error => self.response = true,
             Key::Other => {}
             Key::Id => {
                 // Only the first `id` counts; a repeated key is not attributed again.
@@ -403,6 +501,49 @@ mod tests {
     }
 
     #[test]
+    fn the_items_of_result_content_are_counted() {
+        for (line, items) in [
+            (r#"{"id":1,"result":{"content":[]}}"#, 0),
+            (r#"{"id":1,"result":{"content":[ ]}}"#, 0),
+            (
+                r#"{"id":1,"result":{"content":[{"type":"text","text":"a,b]"},{"t":[1,2,{}]}]}}"#,
+                2,
+            ),
+            (
+                r#"{"result" : { "x" : [1,2] , "content" : [ 1 , "a" , [3,4] , {} ] } }"#,
+                4,
+            ),
+            // Other arrays, deeper `content` keys, other top-level keys: not counted.
+            (
+                r#"{"result":{"structuredContent":{"content":[1,2,3]},"x":{"content":[1]}}}"#,
+                0,
+            ),
+            (r#"{"params":{"content":[1,2]},"error":{"content":[1]}}"#, 0),
+            (r#"{"result":[{"content":[1,2]}]}"#, 0),
+            (r#"{"result":{"contents":[1,2],"conten":[1]}}"#, 0),
+            (r#"{"result":{"x":""content":[1,2]"}}"#, 0),
+            // A repeated key counts every array.
+            (r#"{"result":{"content":[1],"content":[2,3]}}"#, 3),
+        ] {
+            assert_eq!(scan(line).content_items(), items, "{line}");
+            for piece in 1..6 {
+                assert_eq!(
+                    scan_in_pieces(line, piece).content_items(),
+                    items,
+                    "{line} in pieces of {piece}"
+                );
+            }
+        }
+        let many = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"result":{{"content":[{}],"isError":false}}}}"#,
+            vec![r#"{"type":"text","text":"x"}"#; 1000].join(",")
+        );
+        let s = scan(&many);
+        assert_eq!(s.content_items(), 1000);
+        assert_eq!(s.id(), Some(&RequestId::Number(5)));
+    }
+
+    #[test]
     fn reset_forgets_the_line() {
         let mut s = scan(r#"{"id":1,"result":[[["#);
         s.reset();
@@ -410,5 +551,9 @@ mod tests {
         assert_eq!(s.id(), None);
         assert!(s.has_method() && !s.has_response());
         assert_eq!(s.max_depth(), 1);
+        let mut s = scan(r#"{"id":1,"result":{"content":[1,2,"#);
+        s.reset();
+        s.feed(br#"{"id":2,"result":{"content":[1]}}"#);
+        assert_eq!(s.content_items(), 1);
     }
 }

@@ -200,6 +200,7 @@ async fn call(
     // rmcp gives every request a progress token: the server's progress for it reaches the body.
     let route = inner.routes.route(handle.progress_token.clone(), &ctx);
     let routes = Arc::clone(&inner.routes);
+    let max_blocks = inner.options.max_content_blocks;
     drop(inner);
     let id = handle.id.clone();
     let answer = tokio::select! {
@@ -250,6 +251,17 @@ async fn call(
             )));
         }
     };
+    // Checked before anything is built from the blocks: each costs far more converted
+    // than the few bytes it takes on the wire.
+    if result.content.len() > max_blocks {
+        return Err(ToolError::with_code(
+            ErrorCode::InvalidToolOutput,
+            format!(
+                "invalid tool output: MCP server {server:?} returned {} content blocks, more than the limit of {max_blocks} (max_content_blocks); the result was dropped",
+                result.content.len()
+            ),
+        ));
+    }
     if result.is_error == Some(true) {
         return Err(wire::upstream_error(&result));
     }

@@ -13,6 +13,11 @@
 //!   and a limit is broken, even before the line ends (the rest of it is then discarded);
 //! - otherwise when the line ends, if an id was seen by then.
 //!
+//! The scan also counts the items of a response's `result.content`: a result of more content
+//! blocks than [`crate::ImportOptions::max_content_blocks`] is answered the same way as soon
+//! as the scan has counted one more, before rmcp parses it (the parse, which buffers the
+//! whole message in serde's untagged-enum representation, costs hundreds of bytes per block).
+//!
 //! A line without a usable id (absent, `null`, fractional, or longer than 128 bytes) cannot
 //! be attributed: it is dropped with a warning and the request waits for its deadline. A
 //! server's own request that breaks a limit is answered with `Invalid Request`, so the
@@ -56,6 +61,7 @@ pub(super) const LOCAL_ERROR: ErrorCode = ErrorCode(-32_001);
 enum Broken {
     TooLong,
     TooDeep,
+    ManyBlocks,
 }
 
 /// Newline-delimited JSON-RPC over a reader and a writer, each line bounded.
@@ -66,6 +72,8 @@ pub(super) struct Lines<R, W> {
     server: Arc<str>,
     max_line: usize,
     max_depth: usize,
+    /// The most items of a response's `result.content` (its content blocks).
+    max_blocks: usize,
     /// The current line, while it is within the limits.
     line: Vec<u8>,
     scan: Scan,
@@ -100,11 +108,20 @@ where
             server: server.into(),
             max_line,
             max_depth,
+            max_blocks: usize::MAX,
             line: Vec::new(),
             scan: Scan::default(),
             broken: None,
             answered: false,
         }
+    }
+
+    /// The same lines, with a response of more than `max` content blocks (items of its
+    /// `result.content`) answered locally as soon as the scan has counted one more, before
+    /// it is parsed (unbounded by default).
+    pub(super) fn max_content_blocks(mut self, max: usize) -> Lines<R, W> {
+        self.max_blocks = max;
+        self
     }
 
     /// The next message rmcp should see; `None` at the end of the stream.
@@ -132,6 +149,8 @@ where
                         self.broken = Some(Broken::TooDeep);
                     } else if self.line.len().saturating_add(content.len()) > self.max_line {
                         self.broken = Some(Broken::TooLong);
+                    } else if self.scan.content_items() > self.max_blocks {
+                        self.broken = Some(Broken::ManyBlocks);
                     } else {
                         self.line.extend_from_slice(content);
                     }
@@ -184,6 +203,7 @@ where
                 "its response is nested deeper than the transport's limit of {} levels",
                 self.max_depth
             ),
+            Broken::ManyBlocks => too_many_blocks(self.max_blocks),
         };
         let id = self.scan.id().cloned();
         let response = self.scan.has_response() && !self.scan.has_method();
@@ -270,6 +290,11 @@ where
     }
 }
 
+/// Why a response of more than `max` content blocks was dropped.
+pub(super) fn too_many_blocks(max: usize) -> String {
+    format!("its result has more content blocks than the limit of {max} (max_content_blocks)")
+}
+
 /// The error response given to request `id` in the server's stead, recorded in `routes` so
 /// that the request's waiter knows it is the transport's (`why` names the limit).
 pub(super) fn answer_locally(
@@ -343,6 +368,7 @@ impl ChildProcess {
         mut command: tokio::process::Command,
         routes: Arc<Routes>,
         server: &str,
+        max_blocks: usize,
     ) -> io::Result<ChildProcess> {
         command
             .stdin(Stdio::piped())
@@ -355,7 +381,7 @@ impl ChildProcess {
         };
         Ok(ChildProcess {
             child,
-            lines: Lines::new(stdout, stdin, routes, server),
+            lines: Lines::new(stdout, stdin, routes, server).max_content_blocks(max_blocks),
         })
     }
 }

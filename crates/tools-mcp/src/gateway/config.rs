@@ -71,6 +71,7 @@ struct RawUpstream {
     handshake_timeout: Option<Spanned<String>>,
     list_timeout: Option<Spanned<String>>,
     call_timeout: Option<Spanned<String>>,
+    max_content_blocks: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -258,6 +259,10 @@ pub struct UpstreamConfig {
     /// The timeout budget of a call of an imported tool that no `[budgets]` pattern
     /// matches (`call_timeout`, default 60 s).
     pub call_timeout: Duration,
+    /// The most content blocks one result of an imported tool may carry
+    /// (`max_content_blocks`, default 10 000); a result with more ends its call as
+    /// `INVALID_TOOL_OUTPUT` (see [`crate::ImportOptions::max_content_blocks`]).
+    pub max_content_blocks: usize,
 }
 
 impl Default for UpstreamConfig {
@@ -266,6 +271,7 @@ impl Default for UpstreamConfig {
             handshake_timeout: crate::DEFAULT_HANDSHAKE_TIMEOUT,
             list_timeout: crate::DEFAULT_LIST_TIMEOUT,
             call_timeout: crate::DEFAULT_CALL_TIMEOUT,
+            max_content_blocks: crate::DEFAULT_MAX_CONTENT_BLOCKS,
         }
     }
 }
@@ -503,6 +509,18 @@ impl GatewayConfig {
         }
         if let Some(value) = raw.upstream.call_timeout {
             upstream.call_timeout = duration(value, "upstream.call_timeout")?;
+        }
+        if let Some(value) = raw.upstream.max_content_blocks {
+            upstream.max_content_blocks = usize::try_from(*value.get_ref())
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    at(
+                        value.span(),
+                        "upstream.max_content_blocks",
+                        "must be a positive integer".into(),
+                    )
+                })?;
         }
         let mut budgets = Vec::new();
         let mut entries: Vec<(Spanned<String>, Spanned<String>)> =

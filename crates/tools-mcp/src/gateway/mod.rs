@@ -67,6 +67,7 @@ impl Gateway {
                 .handshake_timeout(upstream.handshake_timeout)
                 .list_timeout(upstream.list_timeout)
                 .call_timeout(upstream.call_timeout)
+                .max_content_blocks(upstream.max_content_blocks)
                 .customize(
                     move |tool, builder| match budgets.budget_of(tool.exposed_name()) {
                         Some(budget) => builder.timeout(budget),

@@ -14,10 +14,11 @@
 
 mod approval;
 mod progress;
+mod sessions;
 mod transport;
 
 pub use approval::{APPROVE_FIELD, SESSION_FIELD};
-pub use transport::HttpOptions;
+pub use transport::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, HttpOptions};
 
 use std::sync::{Arc, Mutex, PoisonError};
 

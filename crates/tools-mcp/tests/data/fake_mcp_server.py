@@ -18,12 +18,14 @@ Misbehaviours, selected by the FAKE_MCP_MODE environment variable or the first a
 - `duplicate_names`: lists `echo` twice (the second listing says "Second echo.");
 - `huge_result`: adds a tool `huge` whose result is one line of more than 17 MiB, written
   in 64 KiB pieces;
-- `deep_result`: adds a tool `deep` whose result nests 200 arrays deep (structuredContent).
+- `deep_result`: adds a tool `deep` whose result nests 200 arrays deep (structuredContent);
+- `many_blocks`: adds a tool `many` whose result is {count} (default 20 000) text blocks
+  of one character each.
 
 With the mode `http`, it serves streamable HTTP instead (stateless, every answer a JSON
 body, no event stream) on a loopback port of its own, whose number is the first line it
 prints: `initialize`, `tools/list`, and `tools/call` of `echo` and, in their modes, `huge`
-(a body of more than 17 MiB) and `deep`.
+(a body of more than 17 MiB), `deep` and `many`.
 """
 
 import json
@@ -54,6 +56,12 @@ if "huge_result" in MODES:
     TOOLS.append({"name": "huge", "description": "A result over 16 MiB.", "inputSchema": {"type": "object"}})
 if "deep_result" in MODES:
     TOOLS.append({"name": "deep", "description": "A result nested 200 deep.", "inputSchema": {"type": "object"}})
+if "many_blocks" in MODES:
+    TOOLS.append({
+        "name": "many",
+        "description": "A result of many small content blocks.",
+        "inputSchema": {"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}}},
+    })
 
 
 def listed_tools():
@@ -132,6 +140,9 @@ def serve_http():
                 value = {"tools": TOOLS}
             elif method == "tools/call" and params.get("name") == "huge":
                 value = {"content": [{"type": "text", "text": "x" * (17 << 20)}], "isError": False}
+            elif method == "tools/call" and params.get("name") == "many":
+                count = (params.get("arguments") or {}).get("count", 20000)
+                value = {"content": [{"type": "text", "text": "x"}] * count, "isError": False}
             elif method == "tools/call" and params.get("name") == "deep":
                 value = {"content": [{"type": "text", "text": "deep"}],
                          "structuredContent": {"v": json.loads("[" * 200 + "]" * 200)}}
@@ -176,6 +187,9 @@ for line in sys.stdin:
         args = params.get("arguments") or {}
         if name == "huge" and "huge_result" in MODES:
             send_huge(rid)
+        elif name == "many" and "many_blocks" in MODES:
+            count = args.get("count", 20000)
+            result(rid, {"content": [{"type": "text", "text": "x"}] * count, "isError": False})
         elif name == "deep" and "deep_result" in MODES:
             result(rid, {"content": [{"type": "text", "text": "deep"}],
                          "structuredContent": {"v": json.loads("[" * 200 + "]" * 200)}})

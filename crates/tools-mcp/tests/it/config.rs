@@ -57,6 +57,7 @@ fn the_readme_example_parses_into_what_it_says() {
     assert_eq!(config.upstream.handshake_timeout, Duration::from_secs(30));
     assert_eq!(config.upstream.list_timeout, Duration::from_secs(30));
     assert_eq!(config.upstream.call_timeout, Duration::from_secs(60));
+    assert_eq!(config.upstream.max_content_blocks, 10_000);
 }
 
 #[test]
@@ -86,6 +87,28 @@ fn upstream_deadlines_are_positive_durations() {
     ] {
         let message = error(text);
         for needle in needles {
+            assert!(
+                message.contains(needle),
+                "{text:?}: {message:?} lacks {needle:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_content_block_bound_is_a_positive_integer() {
+    assert_eq!(
+        parse("").unwrap().upstream.max_content_blocks,
+        tools_mcp::DEFAULT_MAX_CONTENT_BLOCKS
+    );
+    let config = parse("[upstream]\nmax_content_blocks = 50\n").unwrap();
+    assert_eq!(config.upstream.max_content_blocks, 50);
+    for text in [
+        "[upstream]\nmax_content_blocks = 0\n",
+        "[upstream]\nmax_content_blocks = -3\n",
+    ] {
+        let message = error(text);
+        for needle in ["line 2", "upstream.max_content_blocks", "positive"] {
             assert!(
                 message.contains(needle),
                 "{text:?}: {message:?} lacks {needle:?}"

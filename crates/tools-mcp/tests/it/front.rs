@@ -8,11 +8,14 @@ use rmcp::model::{
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
-use tools_mcp::{CODE_META_KEY, McpServer};
+use tokio_util::sync::CancellationToken;
+use tools_mcp::{CODE_META_KEY, HttpOptions, McpServer};
 use tools_runtime::prelude::*;
 use tools_runtime::{PresentationMode, ToolRuntime, crates::registry::Progress};
 
-use crate::support::{TestClient, add, connect, guarded};
+use crate::support::{
+    TestClient, add, connect, guarded, http_client, initialize, serve_http_front,
+};
 
 fn args(value: Value) -> serde_json::Map<String, Value> {
     value.as_object().cloned().unwrap()
@@ -420,4 +423,180 @@ async fn each_session_is_its_own_child_scope_of_the_served_one() {
     let b = connect(&server, second).await;
     guarded(b.client.call_tool(call())).await.unwrap();
     assert_eq!(second_asked.elicitations.lock().unwrap().len(), 1);
+}
+
+/// The session id a successful `initialize` over HTTP opened.
+fn session_of(headers: &reqwest::header::HeaderMap) -> String {
+    headers
+        .get("mcp-session-id")
+        .expect("no session id")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_front_refuses_foreign_origins() {
+    let (_runtime, server) = served();
+    let shutdown = CancellationToken::new();
+    let options = HttpOptions {
+        allowed_hosts: Some(vec![
+            "gw.example".into(),
+            "127.0.0.1".into(),
+            "localhost".into(),
+        ]),
+        allowed_origins: vec!["https://app.example".into()],
+        ..HttpOptions::default()
+    };
+    let url = serve_http_front(&server, options, &shutdown).await;
+    for (origin, accepted) in [
+        // Non-browser clients send none.
+        (None, true),
+        // Loopback, any port, http or https.
+        (Some("http://localhost:5173"), true),
+        (Some("http://127.0.0.1"), true),
+        (Some("https://[::1]:8443"), true),
+        // Configured: an origin (its scheme's default port), an allowed host (any port).
+        (Some("https://app.example"), true),
+        (Some("https://app.example:443"), true),
+        (Some("http://gw.example:8080"), true),
+        // Everything else.
+        (Some("http://evil.example"), false),
+        (Some("null"), false),
+        (Some("http://localhost.evil.example"), false),
+        (Some("https://app.example:8443"), false),
+        (Some("http://app.example"), false),
+        (Some("not an origin"), false),
+    ] {
+        let (status, _headers, body) = initialize(&url, origin).await;
+        if accepted {
+            assert_eq!(status, 200, "{origin:?}: {body}");
+        } else {
+            assert_eq!(status, 403, "{origin:?}: {body}");
+            assert!(body.contains("Origin"), "{origin:?}: {body}");
+        }
+    }
+    // Every method is guarded, not only POST.
+    let (_, headers, _) = initialize(&url, None).await;
+    let deleted = guarded(
+        http_client()
+            .delete(&url)
+            .header("mcp-session-id", session_of(&headers))
+            .header("origin", "http://evil.example")
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(deleted.status(), 403);
+    shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_front_bounds_its_open_sessions() {
+    let (_runtime, server) = served();
+    let shutdown = CancellationToken::new();
+    let options = HttpOptions {
+        max_sessions: 3,
+        ..HttpOptions::default()
+    };
+    let url = serve_http_front(&server, options, &shutdown).await;
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let (status, headers, body) = initialize(&url, None).await;
+        assert_eq!(status, 200, "{body}");
+        sessions.push(session_of(&headers));
+    }
+    let (status, headers, body) = initialize(&url, None).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(
+        headers.get("content-type").unwrap().to_str().unwrap(),
+        "application/json"
+    );
+    assert!(headers.get("mcp-session-id").is_none());
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["jsonrpc"], "2.0");
+    assert_eq!(error["id"], Value::Null);
+    assert_eq!(error["error"]["code"], -32603);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("limit of 3 sessions"), "{message}");
+    // Ending a session frees its slot at once; the MCP Python SDK reads only 200 and 204
+    // as a successful termination.
+    let deleted = guarded(
+        http_client()
+            .delete(&url)
+            .header("mcp-session-id", &sessions[0])
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(deleted.status(), 200);
+    let (status, headers, body) = initialize(&url, None).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(!sessions.contains(&session_of(&headers)));
+    let (status, _, _) = initialize(&url, None).await;
+    assert_eq!(status, 503);
+    shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_expires_and_frees_its_slot() {
+    let (_runtime, server) = served();
+    let shutdown = CancellationToken::new();
+    let options = HttpOptions {
+        max_sessions: 1,
+        session_idle_timeout: Some(std::time::Duration::from_millis(100)),
+        ..HttpOptions::default()
+    };
+    let url = serve_http_front(&server, options, &shutdown).await;
+    let (status, headers, body) = initialize(&url, None).await;
+    assert_eq!(status, 200, "{body}");
+    let first = session_of(&headers);
+    // Refused while the first one lives, accepted once it has expired.
+    guarded(async {
+        loop {
+            let (status, _, body) = initialize(&url, None).await;
+            if status == 200 {
+                break;
+            }
+            assert_eq!(status, 503, "{body}");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    // The expired session is gone: its id is unknown.
+    let gone = guarded(
+        http_client()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &first)
+            .body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(gone.status(), 404);
+    shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_session_answers_200_and_an_unknown_one_404() {
+    let (_runtime, server) = served();
+    let shutdown = CancellationToken::new();
+    let url = serve_http_front(&server, HttpOptions::default(), &shutdown).await;
+    let (status, headers, body) = initialize(&url, None).await;
+    assert_eq!(status, 200, "{body}");
+    let session = session_of(&headers);
+    let delete = || {
+        guarded(
+            http_client()
+                .delete(&url)
+                .header("mcp-session-id", &session)
+                .send(),
+        )
+    };
+    // What the MCP Python SDK reads as a successful termination (200 or 204).
+    assert_eq!(delete().await.unwrap().status(), 200);
+    assert_eq!(delete().await.unwrap().status(), 404);
+    shutdown.cancel();
 }

@@ -154,3 +154,45 @@ pub(crate) async fn connect(server: &McpServer, client: TestClient) -> Connected
         _server: server,
     }
 }
+
+/// Serves `server` over streamable HTTP on a loopback port until `shutdown` is cancelled;
+/// the endpoint's URL.
+pub(crate) async fn serve_http_front(
+    server: &McpServer,
+    options: tools_mcp::HttpOptions,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (server, stop) = (server.clone(), shutdown.clone());
+    tokio::spawn(async move { server.serve_http(listener, &options, stop).await });
+    url
+}
+
+/// An HTTP client for requests written by hand (no proxy, whatever the environment says).
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// The `initialize` request of a client that has not opened a session yet.
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// POSTs `initialize` to `url`, with the `Origin` header `origin` if any; the response,
+/// its body read to the end.
+pub(crate) async fn initialize(
+    url: &str,
+    origin: Option<&str>,
+) -> (reqwest::StatusCode, reqwest::header::HeaderMap, String) {
+    let mut request = http_client()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE);
+    if let Some(origin) = origin {
+        request = request.header("origin", origin);
+    }
+    let response = guarded(request.send()).await.unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    let body = guarded(response.text()).await.unwrap();
+    (status, headers, body)
+}

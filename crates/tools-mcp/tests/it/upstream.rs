@@ -493,3 +493,156 @@ async fn http_json_bodies_past_the_transport_limits_are_invalid_output_at_once()
     assert_eq!(echoed.text(), "after");
     let _ = server.kill().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_past_the_content_block_bound_is_invalid_output() {
+    let host = ToolRuntime::new();
+    let _fake = guarded(ImportedServer::connect(
+        "fake",
+        fake_server().with_env("FAKE_MCP_MODE", "many_blocks"),
+        host.registry(),
+        ImportOptions::new().max_content_blocks(10_000),
+    ))
+    .await
+    .unwrap();
+    let many = guarded(host.execute(call("fake__many", json!({"count": 20_000})))).await;
+    assert_eq!(
+        code(&many).as_deref(),
+        Some("INVALID_TOOL_OUTPUT"),
+        "{}",
+        many.text()
+    );
+    // Answered by the transport's scan, before the message was parsed.
+    assert!(
+        many.text()
+            .contains("answered, but its result has more content blocks than the limit of 10000"),
+        "{}",
+        many.text()
+    );
+    // At the bound the result is delivered, every block of it.
+    let at = guarded(host.execute(call("fake__many", json!({"count": 10_000})))).await;
+    assert!(!at.is_error(), "{}", at.text());
+    assert_eq!(at.content().len(), 10_000);
+    // The connection is still good.
+    assert_eq!(
+        guarded(host.execute(call("fake__echo", json!({"text": "after"}))))
+            .await
+            .text(),
+        "after"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_bounds_content_blocks_per_its_configuration() {
+    let config = gateway_config(
+        r#"
+[upstream]
+max_content_blocks = 100
+
+[servers.fake]
+command = ["python3", {script}]
+env = { FAKE_MCP_MODE = "many_blocks" }
+"#,
+    );
+    assert_eq!(config.upstream.max_content_blocks, 100);
+    let gateway = guarded(Gateway::start(&config)).await.unwrap();
+    let c = connect(gateway.front(), TestClient::plain()).await;
+    let past = call_front(&c, "fake__many", json!({"count": 101})).await;
+    assert_eq!(past.is_error, Some(true));
+    assert_eq!(
+        code_of(&past).as_deref(),
+        Some("INVALID_TOOL_OUTPUT"),
+        "{past:?}"
+    );
+    let text = past.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("limit of 100 "), "{text}");
+    let at = call_front(&c, "fake__many", json!({"count": 100})).await;
+    assert_eq!(at.is_error, Some(false), "{at:?}");
+    assert_eq!(at.content.len(), 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_results_past_the_content_block_bound_are_invalid_output() {
+    use tokio::io::AsyncBufReadExt;
+    // Events of a response stream: counted before rmcp parses them.
+    let upstream = ToolRuntime::new();
+    upstream
+        .register(
+            ToolDefinition::builder("many", "A result of 20 000 content blocks.")
+                .output(OutputDecl::new(json!({}), |_args, _value| {
+                    Ok(vec![tools_runtime::ContentBlock::text("x"); 20_000])
+                }))
+                .body(|_args, _ctx| async { Ok(json!(null)) })
+                .build()
+                .unwrap(),
+        )
+        .unwrap()
+        .keep();
+    for stateless in [false, true] {
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let url = serve_http(&upstream, stateless, &shutdown).await;
+        let host = ToolRuntime::new();
+        let _up = guarded(ImportedServer::connect(
+            "up",
+            tools_mcp::ServerSpec::url(url),
+            host.registry(),
+            ImportOptions::new().max_content_blocks(10_000),
+        ))
+        .await
+        .unwrap();
+        let result = guarded(host.execute(call("up__many", json!({})))).await;
+        assert_eq!(
+            code(&result).as_deref(),
+            Some("INVALID_TOOL_OUTPUT"),
+            "stateless {stateless}: {}",
+            result.text()
+        );
+        assert!(
+            result.text().contains(
+                "answered, but its result has more content blocks than the limit of 10000"
+            ),
+            "{}",
+            result.text()
+        );
+        shutdown.cancel();
+    }
+    // A JSON body, which rmcp parses itself: counted when the result is converted.
+    let mut server = tokio::process::Command::new("python3")
+        .arg(fake_server_script())
+        .env("FAKE_MCP_MODE", "http,many_blocks")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    let stdout = server.stdout.take().unwrap();
+    guarded(tokio::io::BufReader::new(stdout).read_line(&mut port))
+        .await
+        .unwrap();
+    let host = ToolRuntime::new();
+    let _up = guarded(ImportedServer::connect(
+        "up",
+        tools_mcp::ServerSpec::url(format!("http://127.0.0.1:{}/mcp", port.trim())),
+        host.registry(),
+        ImportOptions::new().max_content_blocks(10_000),
+    ))
+    .await
+    .unwrap();
+    let result = guarded(host.execute(call("up__many", json!({"count": 20_000})))).await;
+    assert_eq!(
+        code(&result).as_deref(),
+        Some("INVALID_TOOL_OUTPUT"),
+        "{}",
+        result.text()
+    );
+    assert!(
+        result
+            .text()
+            .contains("returned 20000 content blocks, more than the limit of 10000"),
+        "{}",
+        result.text()
+    );
+    let at = guarded(host.execute(call("up__many", json!({"count": 10_000})))).await;
+    assert_eq!(at.content().len(), 10_000, "{}", at.text());
+    let _ = server.kill().await;
+}
