@@ -4,7 +4,6 @@
 //! its child's fd-3 lines with it; the confined QuickJS worker reads the host's stdin lines.
 
 use serde_json::{Map, Number, Value};
-#[cfg(feature = "process")]
 use tools_json::drop_deep;
 
 /// A parsed line.
