@@ -24,7 +24,8 @@ pub use schema::{BOUND_KEYWORDS, CompiledSchema, DslRoot, check_schema, is_schem
 pub use text::{to_compact_string, to_pretty_capped};
 pub use value::JsonValue;
 pub use violation::{
-    CountUnit, JsonType, LosslessScope, Violation, ViolationFamily, ViolationKind, Violations,
+    CountUnit, JsonType, LosslessScope, PatternBound, Violation, ViolationFamily, ViolationKind,
+    Violations,
 };
 
 /// Re-export of `serde_json`, whose `Value` is the raw JSON type of the whole workspace.

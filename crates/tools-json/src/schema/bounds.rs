@@ -6,7 +6,7 @@
 //! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` | numbers, integers | a number |
 //! | `multipleOf` | numbers, integers | a number greater than 0 |
 //! | `minLength`, `maxLength` | strings (Unicode code points) | a non-negative integer |
-//! | `pattern` | strings | an ECMA-262 regular expression ([`super::pattern`]) |
+//! | `pattern` | strings | an ECMA-262 regular expression, within the bounds on compiling patterns ([`super::pattern`]) |
 //! | `minItems`, `maxItems` | arrays | a non-negative integer |
 //! | `uniqueItems` | arrays | a boolean |
 //! | `minProperties`, `maxProperties` | objects | a non-negative integer |
@@ -20,7 +20,7 @@
 use serde_json::{Number, Value};
 
 use super::number::{Decimal, compare};
-use super::pattern::{Pattern, PatternError};
+use super::pattern::{Pattern, PatternError, Patterns};
 use crate::{CountUnit, JsonType, ViolationKind};
 
 /// Which values a bound keyword is about.
@@ -94,8 +94,13 @@ pub(crate) fn family(index: usize) -> Option<Family> {
     KEYWORDS.get(index).map(|(_, family, _)| *family)
 }
 
-/// What is wrong with a bound keyword's own value, if anything. Compiles `pattern`.
-pub(crate) fn malformed(index: usize, value: &Value) -> Option<ViolationKind> {
+/// What is wrong with a bound keyword's own value, if anything. Compiles `pattern`, as
+/// part of the current walk of `patterns` (which holds it to the bounds on patterns).
+pub(crate) fn malformed(
+    index: usize,
+    value: &Value,
+    patterns: &mut Patterns,
+) -> Option<ViolationKind> {
     let (_, _, shape) = KEYWORDS.get(index)?;
     let number = value.as_number().filter(|n| !crate::is_negative_zero(n));
     let ok = match shape {
@@ -108,7 +113,7 @@ pub(crate) fn malformed(index: usize, value: &Value) -> Option<ViolationKind> {
                 None => Some(ViolationKind::BoundMalformed {
                     expected: "a string",
                 }),
-                Some(source) => Pattern::new(source).err().map(pattern_violation),
+                Some(source) => patterns.admit(source).err().map(pattern_violation),
             };
         }
     };
@@ -124,8 +129,11 @@ pub(crate) fn malformed(index: usize, value: &Value) -> Option<ViolationKind> {
 }
 
 fn pattern_violation(error: PatternError) -> ViolationKind {
-    ViolationKind::PatternInvalid {
-        reason: error.to_string().into(),
+    match error {
+        PatternError::TooLarge(bound) => ViolationKind::PatternTooLarge { bound },
+        error => ViolationKind::PatternInvalid {
+            reason: error.to_string().into(),
+        },
     }
 }
 
@@ -163,9 +171,13 @@ pub(crate) struct Bounds {
 }
 
 impl Bounds {
-    /// Compiles the bounds of a checked node (`values` in [`KEYWORDS`] order); `None` when
-    /// the node has none that constrain anything.
-    pub(crate) fn compile(values: &[Option<&Value>; 13]) -> Option<Box<Bounds>> {
+    /// Compiles the bounds of a checked node (`values` in [`KEYWORDS`] order), taking its
+    /// `pattern` from `patterns` (which the check built it in); `None` when the node has
+    /// none that constrain anything.
+    pub(crate) fn compile(
+        values: &[Option<&Value>; 13],
+        patterns: &mut Patterns,
+    ) -> Option<Box<Bounds>> {
         if values.iter().all(Option::is_none) {
             return None;
         }
@@ -189,7 +201,7 @@ impl Bounds {
             max_length: counted(6),
             pattern: values[7]
                 .and_then(Value::as_str)
-                .and_then(|s| Pattern::new(s).ok().map(|p| (s.into(), p))),
+                .and_then(|s| patterns.pattern(s).map(|p| (s.into(), p))),
             min_items: counted(8),
             max_items: counted(9),
             unique_items: values[10] == Some(&Value::Bool(true)),

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use super::bounds;
 use super::keys::{Key, Keys};
+use super::pattern::Patterns;
 use crate::lossless::{Step, materialize_path};
 use crate::{JsonType, Limits, Violation, ViolationKind, Violations, is_lossless};
 
@@ -57,8 +58,16 @@ enum Task<'a> {
     ObjectTail(&'a Map<String, Value>, u32),
 }
 
-/// Runs the support check over `schema`, with paths rooted at `root`.
-pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
+/// Runs the support check over `schema`, with paths rooted at `root`, as a new walk of
+/// `patterns` (which compiles each `pattern` once and holds the schema's patterns to their
+/// budget, in this walk's order).
+pub(crate) fn check(
+    schema: &Value,
+    root: &str,
+    limits: &Limits,
+    patterns: &mut Patterns,
+) -> Violations {
+    patterns.walk();
     let mut out: Vec<Violation> = Vec::new();
     // Sized for a typical tool: growing from one element reallocates several times.
     let mut arena: Vec<(u32, Step<'_>)> = Vec::with_capacity(64);
@@ -144,7 +153,7 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                         }
                         // Without a type, each bound applies to values of its own type.
                         for (index, key, value) in keys.bounds() {
-                            if let Some(kind) = bounds::malformed(index, value) {
+                            if let Some(kind) = bounds::malformed(index, value, patterns) {
                                 report!(at, key key, kind);
                             }
                         }
@@ -176,7 +185,7 @@ pub(crate) fn check(schema: &Value, root: &str, limits: &Limits) -> Violations {
                 for (index, key, value) in keys.bounds() {
                     if !bounds::family(index).is_some_and(|f| f.admits(ty)) {
                         report!(at, key key, ViolationKind::KeywordOnWrongType { ty });
-                    } else if let Some(kind) = bounds::malformed(index, value) {
+                    } else if let Some(kind) = bounds::malformed(index, value, patterns) {
                         report!(at, key key, kind);
                     }
                 }

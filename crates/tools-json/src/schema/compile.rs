@@ -5,6 +5,7 @@ use serde_json::Value;
 use super::allowed::Allowed;
 use super::bounds::Bounds;
 use super::keys::Keys;
+use super::pattern::Patterns;
 use crate::JsonType;
 
 pub(crate) use super::properties::PropertyMap;
@@ -45,8 +46,9 @@ pub(crate) enum Node {
     },
 }
 
-/// Compiles a schema that passed the support check. Node 0 is the root. Iterative.
-pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
+/// Compiles a schema that passed the support check, taking its patterns from `patterns`
+/// (the check's). Node 0 is the root. Iterative.
+pub(crate) fn compile(schema: &Value, patterns: &mut Patterns) -> Box<[Node]> {
     let mut nodes: Vec<Node> = vec![Node::Any { bounds: None }];
     // Sized for a typical tool: growing from one element reallocates several times.
     let mut work: Vec<(&Value, usize)> = Vec::with_capacity(64);
@@ -61,7 +63,7 @@ pub(crate) fn compile(schema: &Value) -> Box<[Node]> {
             continue;
         };
         let keys = Keys::classify(map, |_, _, _| {});
-        let bounds = Bounds::compile(&keys.bounds);
+        let bounds = Bounds::compile(&keys.bounds, patterns);
         let node = if let Some(branches) = keys.one_of.and_then(Value::as_array) {
             let ids: Vec<NodeId> = branches
                 .iter()

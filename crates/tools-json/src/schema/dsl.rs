@@ -32,6 +32,7 @@ use super::bounds::{self, Bounds};
 use super::check::{annotation_ok, is_scalar_of};
 use super::compile::{Node, NodeId, PropertyMap};
 use super::keys::{Key, Keys};
+use super::pattern::Patterns;
 use crate::{JsonType, Limits};
 
 /// How the root of a DSL spec is read ([`super::CompiledSchema::compile_dsl`]; not a
@@ -66,6 +67,9 @@ pub(crate) struct Compiled {
 /// stack.
 pub(crate) fn compile(spec: &Value, root: DslRoot) -> Option<Compiled> {
     let limits = Limits::default();
+    // One walk: the spec's patterns are held to one schema's budget.
+    let mut patterns = Patterns::default();
+    patterns.walk();
     // Sized for a typical tool: growing from one element reallocates several times.
     let mut nodes: Vec<Node> = Vec::with_capacity(64);
     nodes.push(Node::Any { bounds: None });
@@ -81,7 +85,15 @@ pub(crate) fn compile(spec: &Value, root: DslRoot) -> Option<Compiled> {
     let mut nesting = 0;
     while let Some((spec, slot, property, depth)) = work.pop() {
         nesting = nesting.max(depth);
-        let compiled = node(spec, property, depth + 1, &limits, &mut nodes, &mut work)?;
+        let compiled = node(
+            spec,
+            property,
+            depth + 1,
+            &limits,
+            &mut patterns,
+            &mut nodes,
+            &mut work,
+        )?;
         *nodes.get_mut(usize::try_from(slot).ok()?)? = compiled;
     }
     Some(Compiled {
@@ -138,6 +150,7 @@ fn node<'a>(
     property: bool,
     below: usize,
     limits: &Limits,
+    patterns: &mut Patterns,
     nodes: &mut Vec<Node>,
     work: &mut Vec<Pending<'a>>,
 ) -> Option<Node> {
@@ -209,11 +222,11 @@ fn node<'a>(
     let bounds = if has_bounds {
         for (index, _, value) in keys.bounds() {
             let fits = bounds::family(index).is_some_and(|family| family.admits(ty));
-            if !fits || bounds::malformed(index, value).is_some() {
+            if !fits || bounds::malformed(index, value, patterns).is_some() {
                 return None;
             }
         }
-        Bounds::compile(&keys.bounds)
+        Bounds::compile(&keys.bounds, patterns)
     } else {
         None
     };

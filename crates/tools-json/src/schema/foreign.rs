@@ -18,6 +18,7 @@
 //! | `required` naming an undeclared property | `properties.<name>: {}` added | no (exact) |
 //! | schema-valued `additionalProperties` | `true` | yes, unless it was `{}` |
 //! | `type` beside `oneOf`, a type array, a malformed `oneOf`, `enum`, `const`, bound or `pattern`, a constraint without `type` | the keyword removed | yes |
+//! | a `pattern` over the bounds on compiling patterns (its length, property escapes, nesting, compiled size, or the schema's budget: `pattern_too_large`) | removed | yes |
 //! | any loosening inside a `oneOf` branch | the outermost such `oneOf` removed too (a looser branch can make "exactly one" refuse a value two branches now match) | yes (`OneOfLoosened`) |
 //! | `patternProperties` beside `additionalProperties: false` | removed, and the object opened (its keys would become "additional") | yes |
 //!
@@ -29,18 +30,21 @@
 
 use serde_json::{Map, Value};
 
+use super::pattern::Patterns;
 use crate::{Limits, Segment, Violation, ViolationKind};
 
 /// Passes of the repair loop before the schema is given up as `{}`.
 const MAX_PASSES: usize = 16;
 
 /// The lowered schema and what of the original it leaves unenforced (paths rooted at
-/// `schema`, kinds as the support check named them).
-pub(crate) fn lower(schema: &Value) -> (Value, Vec<Violation>) {
+/// `schema`, kinds as the support check named them). Every pass checks its patterns as a
+/// walk of `patterns`, which builds each distinct pattern once for all the passes (and for
+/// the compiler after them); the last walk admitted every pattern of the lowered schema.
+pub(crate) fn lower(schema: &Value, patterns: &mut Patterns) -> (Value, Vec<Violation>) {
     let mut lowered = crate::clone_deep(schema);
     let mut unenforced = Vec::new();
     for _ in 0..MAX_PASSES {
-        let violations = super::check::check(&lowered, "schema", &Limits::default());
+        let violations = super::check::check(&lowered, "schema", &Limits::default(), patterns);
         if violations.is_empty() {
             return (lowered, unenforced);
         }
@@ -63,7 +67,7 @@ pub(crate) fn lower(schema: &Value) -> (Value, Vec<Violation>) {
             break;
         }
     }
-    let gave_up = crate::check_schema(&lowered);
+    let gave_up = super::check::check(&lowered, "schema", &Limits::default(), patterns);
     if gave_up.is_empty() {
         return (lowered, unenforced);
     }
@@ -246,7 +250,7 @@ mod tests {
     use super::*;
 
     fn lowered(schema: Value) -> (Value, Vec<String>) {
-        let (lowered, unenforced) = lower(&schema);
+        let (lowered, unenforced) = lower(&schema, &mut Patterns::default());
         (
             lowered,
             unenforced

@@ -95,11 +95,15 @@ impl CompiledSchema {
     ///
     /// [`Error::UnsupportedSchema`] with every violation.
     pub fn compile_with(schema: &Value, limits: &Limits) -> Result<CompiledSchema, Error> {
-        let violations = check::check(schema, "schema", limits);
+        let mut patterns = pattern::Patterns::default();
+        let violations = check::check(schema, "schema", limits, &mut patterns);
         if !violations.is_empty() {
             return Err(Error::UnsupportedSchema { violations });
         }
-        Ok(CompiledSchema::from_checked(crate::clone_deep(schema)))
+        Ok(CompiledSchema::from_checked(
+            crate::clone_deep(schema),
+            &mut patterns,
+        ))
     }
 
     /// As [`CompiledSchema::compile`], taking the schema by value (no copy is made).
@@ -108,12 +112,13 @@ impl CompiledSchema {
     ///
     /// [`Error::UnsupportedSchema`] with every violation; the schema is dropped.
     pub fn compile_owned(schema: Value) -> Result<CompiledSchema, Error> {
-        let violations = check::check(&schema, "schema", &Limits::default());
+        let mut patterns = pattern::Patterns::default();
+        let violations = check::check(&schema, "schema", &Limits::default(), &mut patterns);
         if !violations.is_empty() {
             crate::drop_deep(schema);
             return Err(Error::UnsupportedSchema { violations });
         }
-        Ok(CompiledSchema::from_checked(schema))
+        Ok(CompiledSchema::from_checked(schema, &mut patterns))
     }
 
     /// Checks and compiles a structured-output schema, which must be object-rooted.
@@ -173,8 +178,9 @@ impl CompiledSchema {
     /// assert_eq!(schema.enforced_json()["properties"]["when"], json!({}));
     /// ```
     pub fn compile_foreign(schema: &Value) -> CompiledSchema {
-        let (lowered, unenforced) = foreign::lower(schema);
-        let nodes = compile::compile(&lowered);
+        let mut patterns = pattern::Patterns::default();
+        let (lowered, unenforced) = foreign::lower(schema, &mut patterns);
+        let nodes = compile::compile(&lowered, &mut patterns);
         let mut source = crate::clone_deep(schema);
         foreign::scrub_negative_zero(&mut source);
         let enforced = if crate::eq_deep(&lowered, &source) {
@@ -218,9 +224,9 @@ impl CompiledSchema {
             .as_value()
     }
 
-    fn from_checked(source: Value) -> CompiledSchema {
+    fn from_checked(source: Value, patterns: &mut pattern::Patterns) -> CompiledSchema {
         let source = JsonValue::from_checked(source, "schema");
-        let nodes = compile::compile(source.as_value());
+        let nodes = compile::compile(source.as_value(), patterns);
         let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         CompiledSchema(Arc::new(Inner {
             source: source::Source::Ready(source),
@@ -380,7 +386,12 @@ impl PartialEq for CompiledSchema {
 /// assert_eq!(violations[1].path.to_string(), "schema.pattern");
 /// ```
 pub fn check_schema(schema: &Value) -> Violations {
-    check::check(schema, "schema", &Limits::default())
+    check::check(
+        schema,
+        "schema",
+        &Limits::default(),
+        &mut pattern::Patterns::default(),
+    )
 }
 
 /// Whether `schema` is inside the enforced subset: exactly when [`check_schema`] reports no

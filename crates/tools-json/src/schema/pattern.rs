@@ -18,9 +18,32 @@
 //! the backtracker: backreferences, lookahead and lookbehind, and inline modifiers
 //! (`(?i:…)`, whose case folding differs between the engines). A property test holds
 //! the rewrite to `regress`'s answers on generated patterns and strings
-//! (`tests/it/pattern.rs`).
+//! (`tests/it/bounds.rs`).
+//!
+//! ## Bounds
+//!
+//! A pattern is data its schema's author chooses (for a foreign schema, an MCP server), so
+//! compiling one is bounded in time and memory ("Regex bounds in schemas" in
+//! `docs/decisions.md`). Before anything parses it, its text is held to
+//! [`MAX_PATTERN_BYTES`], its Unicode property escapes to [`MAX_PROPERTY_ESCAPES`] (each
+//! builds a set of up to ~700 ranges, and `regress` merges the sets of one class one range
+//! at a time) and its group nesting to [`MAX_GROUP_NESTING`]. `regex` then builds it with
+//! its own limits: [`SIZE_LIMIT`] on the compiled program, [`DFA_SIZE_LIMIT`] on the lazy
+//! DFA's cache (per searching thread, at match time) and [`NEST_LIMIT`] on its syntax
+//! tree. A repetition count `regex` cannot represent is over the size limit.
+//!
+//! One schema's patterns together are held to [`SCHEMA_BUDGET`] by [`Patterns`], which
+//! also compiles each distinct text once per schema (the support check runs once per
+//! repair pass of a foreign schema, and the compiler after it). A pattern is compiled at
+//! the smallest of [`SIZE_TIERS`] it fits, trying each in turn, and every attempt is
+//! charged its size limit to the walk that needs it (the first also pays for the parse):
+//! a compile that fails at a limit stops after building about that much, so the charge
+//! bounds the work as well as the memory kept.
 
+use std::collections::HashMap;
 use std::fmt;
+
+use crate::PatternBound;
 
 /// A class that matches nothing (a lone surrogate can never occur in a Rust string).
 const NEVER: &str = r"[^\x{0}-\x{10FFFF}]";
@@ -30,9 +53,32 @@ const DOT: &str = r"[^\x{A}\x{D}\x{2028}\x{2029}]";
 const SPACE: &str = r"[\x{9}-\x{D}\x{20}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
 /// ECMA-262 `\S`.
 const NOT_SPACE: &str = r"[^\x{9}-\x{D}\x{20}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
-/// The compiled-program size limit of one pattern (a schema is data: it must not be able
-/// to claim unbounded memory at registration).
-const SIZE_LIMIT: usize = 2 << 20;
+
+/// The longest pattern text, in bytes (UTF-8).
+pub(crate) const MAX_PATTERN_BYTES: usize = 4 * 1024;
+/// The most Unicode property escapes (`\p{…}`, `\P{…}`) in one pattern.
+pub(crate) const MAX_PROPERTY_ESCAPES: usize = 32;
+/// The deepest nesting of groups in one pattern.
+pub(crate) const MAX_GROUP_NESTING: usize = 32;
+/// `regex`'s limit on the depth of its syntax tree (its default, stated here). A group
+/// adds at most four levels (a repetition, the group, an alternation, a concatenation), so
+/// [`MAX_GROUP_NESTING`] groups stay well inside it (a unit test holds this): it is a
+/// second line only.
+pub(crate) const NEST_LIMIT: u32 = 250;
+/// The largest compiled program of one pattern (`regex`'s `size_limit`), in bytes.
+pub(crate) const SIZE_LIMIT: usize = 4 << 20;
+/// The size limits a pattern is compiled at, smallest first: a pattern is charged to its
+/// schema's budget by the ones it needs.
+pub(crate) const SIZE_TIERS: [usize; 5] = [16 << 10, 64 << 10, 256 << 10, 1 << 20, SIZE_LIMIT];
+/// The capacity of the lazy DFA's cache of one pattern, per thread searching with it
+/// (`regex`'s `dfa_size_limit`, also its limit on the DFAs it builds when compiling):
+/// `regex`'s default, stated here so that it is a bound this crate chose. Smaller, a
+/// pattern near [`SIZE_LIMIT`] thrashes its cache and falls back to the slower (still
+/// linear) NFA simulation: `.{1000}` searched 6 KB in 0.9 ms with 2 MiB, 15 ms with 1 MiB.
+pub(crate) const DFA_SIZE_LIMIT: usize = 2 << 20;
+/// The compile work all the patterns of one schema may cost together: the sum of the size
+/// limits of the compiles attempted, in bytes.
+pub(crate) const SCHEMA_BUDGET: usize = 32 << 20;
 
 /// A compiled `pattern`.
 #[derive(Clone)]
@@ -55,8 +101,11 @@ pub(crate) enum PatternError {
     Syntax(String),
     /// Valid ECMA-262 that has no linear-time match.
     Unsupported(&'static str),
-    /// Larger than the compiled-size limit, or a count the matcher cannot represent.
-    TooLarge(String),
+    /// Over one of the bounds on compiling patterns.
+    TooLarge(PatternBound),
+    /// `regex` refused the rewritten pattern for another reason (its message; never
+    /// expected, since the rewrite only writes what `regex` takes).
+    Refused(String),
 }
 
 impl fmt::Display for PatternError {
@@ -69,21 +118,27 @@ impl fmt::Display for PatternError {
                 f,
                 "uses {what}, which cannot be matched in linear time and is not supported"
             ),
-            PatternError::TooLarge(message) => write!(f, "is too large to compile ({message})"),
+            PatternError::TooLarge(bound) => write!(f, "is too large to compile: {bound}"),
+            PatternError::Refused(message) => {
+                write!(f, "cannot be compiled for matching ({message})")
+            }
         }
     }
 }
 
 impl Pattern {
-    /// Checks `source` as ECMA-262 (`u` flag) and compiles its linear-time form.
+    /// Checks `source` as ECMA-262 (`u` flag) and compiles its linear-time form, within
+    /// the bounds on one pattern (not a schema's budget: see [`Patterns`]).
+    #[cfg(test)]
     pub(crate) fn new(source: &str) -> Result<Pattern, PatternError> {
-        regress::Regex::with_flags(source, "u").map_err(|e| PatternError::Syntax(e.to_string()))?;
-        let translated = translate(source)?;
-        let regex = regex::RegexBuilder::new(&translated)
-            .size_limit(SIZE_LIMIT)
-            .build()
-            .map_err(|e| PatternError::TooLarge(last_line(&e.to_string())))?;
-        Ok(Pattern { regex })
+        let translated = parse(source)?;
+        match build(&translated, SIZE_LIMIT) {
+            Built::Fits(pattern) => Ok(pattern),
+            Built::TooBig => Err(PatternError::TooLarge(PatternBound::CompiledSize {
+                limit: SIZE_LIMIT,
+            })),
+            Built::Refused(error) => Err(error),
+        }
     }
 
     /// Whether `text` contains a match (JSON Schema's unanchored search).
@@ -103,6 +158,78 @@ impl Pattern {
     }
 }
 
+/// The bounds checked on the text alone, before anything parses it: its length, its
+/// Unicode property escapes and its group nesting. A linear scan; it need not follow the
+/// grammar exactly (an invalid pattern is refused by `regress` next), only never
+/// undercount: an escape always takes the next character, and inside a class `(` is a
+/// literal.
+fn scan(source: &str) -> Result<(), PatternBound> {
+    if source.len() > MAX_PATTERN_BYTES {
+        return Err(PatternBound::Length {
+            limit: MAX_PATTERN_BYTES,
+        });
+    }
+    let (mut escapes, mut depth, mut in_class) = (0usize, 0usize, false);
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if matches!(chars.next(), Some('p' | 'P')) {
+                    escapes += 1;
+                    if escapes > MAX_PROPERTY_ESCAPES {
+                        return Err(PatternBound::PropertyEscapes {
+                            limit: MAX_PROPERTY_ESCAPES,
+                        });
+                    }
+                }
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => {
+                depth += 1;
+                if depth > MAX_GROUP_NESTING {
+                    return Err(PatternBound::Nesting {
+                        limit: MAX_GROUP_NESTING,
+                    });
+                }
+            }
+            ')' if !in_class => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Holds `source` to the bounds on its text, checks it as ECMA-262 (`u` flag) and
+/// rewrites it into `regex` syntax.
+fn parse(source: &str) -> Result<String, PatternError> {
+    scan(source).map_err(PatternError::TooLarge)?;
+    regress::Regex::with_flags(source, "u").map_err(|e| PatternError::Syntax(e.to_string()))?;
+    translate(source)
+}
+
+/// What building a rewritten pattern at one size limit gave.
+enum Built {
+    Fits(Pattern),
+    /// Over the size limit (larger limits may fit).
+    TooBig,
+    /// Refused for another reason (at every limit).
+    Refused(PatternError),
+}
+
+fn build(translated: &str, size_limit: usize) -> Built {
+    let built = regex::RegexBuilder::new(translated)
+        .size_limit(size_limit)
+        .dfa_size_limit(DFA_SIZE_LIMIT)
+        .nest_limit(NEST_LIMIT)
+        .build();
+    match built {
+        Ok(regex) => Built::Fits(Pattern { regex }),
+        Err(regex::Error::CompiledTooBig(_)) => Built::TooBig,
+        Err(error) => Built::Refused(PatternError::Refused(last_line(&error.to_string()))),
+    }
+}
+
 fn last_line(message: &str) -> String {
     message
         .lines()
@@ -111,6 +238,163 @@ fn last_line(message: &str) -> String {
         .unwrap_or(message)
         .trim()
         .to_owned()
+}
+
+/// The patterns of one schema being compiled: each distinct text parsed and built once,
+/// and each walk over the schema (a support check, the yes/no check, the DSL walk) held to
+/// [`SCHEMA_BUDGET`].
+///
+/// A walk starts with [`Patterns::walk`] and asks [`Patterns::admit`] about every pattern
+/// it meets. A text met again in the same walk is answered as the first time and charged
+/// once (its compiled form is shared). What a text is charged depends only on the text and
+/// on what the walk spent before it, never on what earlier walks built: a walk over the
+/// same patterns in the same order reaches the same verdicts, and since a pattern refused
+/// for the budget is charged only the attempts it made, a later walk over the same
+/// patterns without it (a foreign schema's next repair pass) admits everything the earlier
+/// one admitted. (A repair can also expose a pattern the earlier walk did not reach, such
+/// as one beside a removed type array; it takes its place in the order, and the passes
+/// that follow deal with what it pushes over the budget.)
+#[derive(Default)]
+pub(crate) struct Patterns {
+    index: HashMap<Box<str>, usize>,
+    entries: Vec<Entry>,
+    /// The current walk (an entry charged in it carries its number).
+    walk: u32,
+    /// What the current walk has spent.
+    spent: usize,
+}
+
+/// What is known of one text.
+struct Entry {
+    source: Box<str>,
+    /// The rewrite, once parsed, or why the text is refused before any build.
+    parsed: Option<Result<String, PatternError>>,
+    /// How many of [`SIZE_TIERS`] were tried and were too small.
+    too_small: usize,
+    /// The pattern, once built (at tier `too_small`), or why `regex` refused it.
+    built: Option<Result<Pattern, PatternError>>,
+    /// The walk that last charged this text, and its verdict there.
+    charged: Option<(u32, Result<(), PatternError>)>,
+}
+
+impl Patterns {
+    /// Starts a new walk: nothing spent, nothing charged.
+    pub(crate) fn walk(&mut self) {
+        self.walk = self.walk.wrapping_add(1);
+        self.spent = 0;
+    }
+
+    /// Whether the pattern `source` is admitted in the current walk, charging its compile
+    /// work to the walk's budget.
+    pub(crate) fn admit(&mut self, source: &str) -> Result<(), PatternError> {
+        // The bounds on the text cost a scan of it: nothing is charged, nothing kept.
+        scan(source).map_err(PatternError::TooLarge)?;
+        let at = self.entry(source);
+        if let Some((walk, verdict)) = self.entries.get(at).and_then(|e| e.charged.as_ref())
+            && *walk == self.walk
+        {
+            return verdict.clone();
+        }
+        let verdict = self.charge(at);
+        if let Some(entry) = self.entries.get_mut(at) {
+            entry.charged = Some((self.walk, verdict.clone()));
+        }
+        verdict
+    }
+
+    /// The compiled pattern `source`, for the compiler: built by an earlier
+    /// [`Patterns::admit`] (the support check admits every pattern of a schema it passes),
+    /// otherwise built now, within the bounds on one pattern. `None` when it is refused.
+    pub(crate) fn pattern(&mut self, source: &str) -> Option<Pattern> {
+        scan(source).ok()?;
+        let at = self.entry(source);
+        for tier in 0..SIZE_TIERS.len() {
+            match self.try_tier(at, tier) {
+                Ok(true) => {
+                    return self
+                        .entries
+                        .get(at)
+                        .and_then(|e| e.built.as_ref())
+                        .and_then(|built| built.as_ref().ok())
+                        .cloned();
+                }
+                Ok(false) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    fn entry(&mut self, source: &str) -> usize {
+        if let Some(&at) = self.index.get(source) {
+            return at;
+        }
+        let at = self.entries.len();
+        self.entries.push(Entry {
+            source: source.into(),
+            parsed: None,
+            too_small: 0,
+            built: None,
+            charged: None,
+        });
+        self.index.insert(source.into(), at);
+        at
+    }
+
+    /// Charges the tiers entry `at` needs, each while it fits the walk's budget.
+    fn charge(&mut self, at: usize) -> Result<(), PatternError> {
+        for (tier, &limit) in SIZE_TIERS.iter().enumerate() {
+            if self.spent.saturating_add(limit) > SCHEMA_BUDGET {
+                return Err(PatternError::TooLarge(PatternBound::SchemaTotal {
+                    limit: SCHEMA_BUDGET,
+                }));
+            }
+            self.spent += limit;
+            if self.try_tier(at, tier)? {
+                return Ok(());
+            }
+        }
+        Err(PatternError::TooLarge(PatternBound::CompiledSize {
+            limit: SIZE_LIMIT,
+        }))
+    }
+
+    /// Whether entry `at` fits tier `tier` (the tiers below it being too small), parsing
+    /// and building it first where that is not known yet.
+    fn try_tier(&mut self, at: usize, tier: usize) -> Result<bool, PatternError> {
+        let Some(entry) = self.entries.get_mut(at) else {
+            return Err(PatternError::Refused("no such pattern".into()));
+        };
+        let translated = match entry.parsed.get_or_insert_with(|| parse(&entry.source)) {
+            Ok(translated) => translated,
+            Err(error) => return Err(error.clone()),
+        };
+        if tier < entry.too_small {
+            return Ok(false);
+        }
+        if let Some(built) = &entry.built {
+            return built.as_ref().map(|_| true).map_err(Clone::clone);
+        }
+        let Some(&limit) = SIZE_TIERS.get(tier) else {
+            return Ok(false);
+        };
+        match build(translated, limit) {
+            Built::Fits(pattern) => {
+                entry.built = Some(Ok(pattern));
+                // The rewrite is not needed any more.
+                entry.parsed = Some(Ok(String::new()));
+                Ok(true)
+            }
+            Built::TooBig => {
+                entry.too_small = tier + 1;
+                Ok(false)
+            }
+            Built::Refused(error) => {
+                entry.built = Some(Err(error.clone()));
+                Err(error)
+            }
+        }
+    }
 }
 
 /// An atom of the ECMA-262 pattern: one code point (possibly a lone surrogate) or a
@@ -171,13 +455,25 @@ fn translate(source: &str) -> Result<String, PatternError> {
             '.' => out.push_str(DOT),
             ')' | '|' | '*' | '+' | '?' | '^' | '$' => out.push(c),
             '{' => {
-                // A quantifier (a lone brace is a syntax error with the `u` flag).
+                // A quantifier (a lone brace is a syntax error with the `u` flag). A count
+                // `regex` cannot represent (over `u32`) would repeat past any size limit.
                 out.push('{');
+                let mut count = 0u64;
                 loop {
                     let c = reader.next()?;
                     out.push(c);
-                    if c == '}' {
-                        break;
+                    match c {
+                        '}' => break,
+                        ',' => count = 0,
+                        digit => {
+                            let digit = u64::from(digit.to_digit(10).ok_or_else(truncated)?);
+                            count = count.saturating_mul(10).saturating_add(digit);
+                            if count > u64::from(u32::MAX) {
+                                return Err(PatternError::TooLarge(PatternBound::CompiledSize {
+                                    limit: SIZE_LIMIT,
+                                }));
+                            }
+                        }
                     }
                 }
             }
@@ -436,8 +732,159 @@ mod tests {
         assert!(matches!(Pattern::new("a{"), Err(PatternError::Syntax(_))));
         assert!(matches!(
             Pattern::new("a{99999999999}"),
-            Err(PatternError::TooLarge(_))
+            Err(PatternError::TooLarge(PatternBound::CompiledSize { .. }))
         ));
+    }
+
+    fn too_large(pattern: &str) -> Option<PatternBound> {
+        match Pattern::new(pattern) {
+            Err(PatternError::TooLarge(bound)) => Some(bound),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_text_is_bounded_before_it_is_parsed() {
+        let at_limit = "a".repeat(MAX_PATTERN_BYTES);
+        assert!(Pattern::new(&at_limit).is_ok());
+        assert_eq!(
+            too_large(&format!("{at_limit}a")),
+            Some(PatternBound::Length {
+                limit: MAX_PATTERN_BYTES
+            })
+        );
+        // Bytes, not characters: 2 049 two-byte characters are over 4 KiB.
+        assert!(too_large(&"é".repeat(MAX_PATTERN_BYTES / 2 + 1)).is_some());
+        // A text over the limit is refused even when it is not a pattern at all.
+        assert!(too_large(&"(".repeat(MAX_PATTERN_BYTES + 1)).is_some());
+
+        let escapes = |n: usize| format!("^[{}]$", r"\p{L}".repeat(n));
+        assert!(Pattern::new(&escapes(MAX_PROPERTY_ESCAPES)).is_ok());
+        assert_eq!(
+            too_large(&escapes(MAX_PROPERTY_ESCAPES + 1)),
+            Some(PatternBound::PropertyEscapes {
+                limit: MAX_PROPERTY_ESCAPES
+            })
+        );
+        // An escaped backslash before `p` is no property escape.
+        assert!(Pattern::new(&r"\\p".repeat(MAX_PROPERTY_ESCAPES + 1)).is_ok());
+
+        let nested = |n: usize| {
+            let mut pattern = r"[a-z]\b".to_owned();
+            for _ in 0..n {
+                pattern = format!("(?:b|c{pattern})*");
+            }
+            pattern
+        };
+        // The deepest nesting allowed, each level a concatenation in an alternation in a
+        // group under a repetition, is inside `regex`'s own nest limit.
+        assert!(Pattern::new(&nested(MAX_GROUP_NESTING)).is_ok());
+        assert_eq!(
+            too_large(&nested(MAX_GROUP_NESTING + 1)),
+            Some(PatternBound::Nesting {
+                limit: MAX_GROUP_NESTING
+            })
+        );
+        // Parentheses in a class or escaped do not nest.
+        let literal = format!("[{}]{}", "(".repeat(64), r"\(".repeat(64));
+        assert!(Pattern::new(&literal).is_ok());
+    }
+
+    #[test]
+    fn the_compiled_size_is_bounded() {
+        let compiled = Some(PatternBound::CompiledSize { limit: SIZE_LIMIT });
+        for bomb in [
+            "(a{1000}){1000}",
+            "((((a{20}){20}){20}){20}){20}",
+            r"\p{L}{200}",
+            ".{4000}",
+            "a{4294967295}",
+            // Counts `regex` cannot represent are over the limit, not refused otherwise.
+            "a{4294967296}",
+            "a{1,99999999999}",
+        ] {
+            assert_eq!(too_large(bomb), compiled, "{bomb}");
+        }
+        // Leading zeros are no large count.
+        assert!(matches("^a{0000000002}$", "aa"));
+        // A Unicode-aware length limit of a plausible size still fits.
+        assert!(Pattern::new(r"^[\p{L}\p{N}_-]{1,64}$").is_ok());
+        assert!(Pattern::new(r"^.{0,1024}$").is_ok());
+    }
+
+    #[test]
+    fn a_walk_charges_each_text_once_and_the_budget_refuses_the_rest() {
+        let mut patterns = Patterns::default();
+        patterns.walk();
+        // About 1.3 MiB compiled: charged every tier up to 4 MiB.
+        let big = |i: usize| format!(".{{1000}}|x{i}");
+        let charge: usize = SIZE_TIERS.iter().sum();
+        let fits = SCHEMA_BUDGET / charge;
+        assert!(
+            fits >= 2,
+            "the budget must hold a few of the largest patterns"
+        );
+        for i in 0..fits {
+            assert_eq!(patterns.admit(&big(i)), Ok(()), "{i}");
+            // The same text again is free and answered alike.
+            assert_eq!(patterns.admit(&big(i)), Ok(()));
+        }
+        let total = Err(PatternError::TooLarge(PatternBound::SchemaTotal {
+            limit: SCHEMA_BUDGET,
+        }));
+        // What is left still admits small patterns (each charged the first tier), until
+        // it is gone too.
+        let left = SCHEMA_BUDGET - fits * charge;
+        let mut small = 0;
+        while patterns.admit(&format!("^s{small}$")).is_ok() {
+            small += 1;
+        }
+        assert_eq!(small, left / SIZE_TIERS[0]);
+        assert_eq!(patterns.admit(&format!("^s{small}$")), total);
+        assert_eq!(patterns.admit(&big(fits)), total);
+        // A text already admitted in this walk is still admitted.
+        assert_eq!(patterns.admit(&big(0)), Ok(()));
+
+        // A new walk over the same texts in the same order reaches the same verdicts
+        // without building anything again, and one without the refused text still admits
+        // everything the first admitted.
+        patterns.walk();
+        for i in 0..fits {
+            assert_eq!(patterns.admit(&big(i)), Ok(()));
+        }
+        for i in 0..small {
+            assert_eq!(patterns.admit(&format!("^s{i}$")), Ok(()));
+        }
+        // The compiler gets what the walks built.
+        let built = patterns.pattern(&big(0));
+        assert!(built.is_some_and(|p| p.is_match("x0")));
+        assert!(patterns.pattern("(a)\\1").is_none());
+        assert!(
+            patterns
+                .pattern(&"a".repeat(MAX_PATTERN_BYTES + 1))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn refusals_are_charged_only_the_attempts_they_made() {
+        let mut patterns = Patterns::default();
+        patterns.walk();
+        // Refused on its text: nothing charged, so the budget is untouched.
+        assert!(patterns.admit(&"a".repeat(MAX_PATTERN_BYTES + 1)).is_err());
+        assert_eq!(patterns.spent, 0);
+        // Refused by the ECMA-262 parser: the first attempt (the parse).
+        assert!(matches!(
+            patterns.admit("(a)\\1"),
+            Err(PatternError::Unsupported(_))
+        ));
+        assert_eq!(patterns.spent, SIZE_TIERS[0]);
+        // Refused for its size: every tier.
+        assert!(patterns.admit("(a{1000}){1000}").is_err());
+        assert_eq!(
+            patterns.spent,
+            SIZE_TIERS[0] + SIZE_TIERS.iter().sum::<usize>()
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::bounds;
 use super::check::{admits, annotation_ok, is_scalar_of};
 use super::json_scalar_eq;
+use super::pattern::Patterns;
 use crate::{JsonType, Limits};
 
 /// The keywords of the subset, besides the bounds ([`bounds::KEYWORDS`]) and the
@@ -50,14 +51,18 @@ const CONSTRAINTS: [&str; 6] = [
 
 /// Whether `schema` is inside the enforced subset (no violation anywhere).
 ///
-/// Iterative, stops at the first violation, total over any JSON.
+/// Iterative, stops at the first violation, total over any JSON. The patterns are one walk
+/// of a [`Patterns`]: their budget refuses some pattern exactly when their total is over it,
+/// whatever the order, so this walk and the full check agree on it too.
 pub(crate) fn is_supported(schema: &Value) -> bool {
+    let mut patterns = Patterns::default();
+    patterns.walk();
     let mut stack: Vec<&Value> = vec![schema];
     while let Some(node) = stack.pop() {
         let Some(map) = node.as_object() else {
             return false;
         };
-        if !node_is_supported(map, &mut stack) {
+        if !node_is_supported(map, &mut stack, &mut patterns) {
             return false;
         }
     }
@@ -65,11 +70,15 @@ pub(crate) fn is_supported(schema: &Value) -> bool {
 }
 
 /// Checks one schema object and pushes its child schemas.
-fn node_is_supported<'a>(map: &'a Map<String, Value>, stack: &mut Vec<&'a Value>) -> bool {
+fn node_is_supported<'a>(
+    map: &'a Map<String, Value>,
+    stack: &mut Vec<&'a Value>,
+    patterns: &mut Patterns,
+) -> bool {
     let mut has_bound = false;
     for (key, value) in map {
         if let Some(index) = bounds::index_of(key) {
-            if bounds::malformed(index, value).is_some() {
+            if bounds::malformed(index, value, patterns).is_some() {
                 return false;
             }
             has_bound = true;

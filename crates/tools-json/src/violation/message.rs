@@ -49,6 +49,7 @@ impl fmt::Display for ViolationKind {
             }
             BoundMalformed { expected } => write!(f, "must be {expected}"),
             PatternInvalid { reason } => write!(f, "pattern {reason}"),
+            PatternTooLarge { bound } => write!(f, "pattern is too large to compile: {bound}"),
             AnnotationNotBoolean => f.write_str("annotation must be true or false"),
             OneOfLoosened => f.write_str(
                 "is not enforced: a branch could not be enforced in full, and exactly-one over looser branches could refuse valid values",

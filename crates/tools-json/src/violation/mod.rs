@@ -119,6 +119,70 @@ impl CountUnit {
     }
 }
 
+/// Which bound on compiling a `pattern` a pattern exceeds
+/// ([`ViolationKind::PatternTooLarge`]). Each variant carries the limit in force.
+///
+/// A pattern is data a schema's author (or an MCP server) chooses, so compiling one is
+/// bounded in time and memory: its text, its Unicode property escapes and its group nesting
+/// are bounded before it is parsed, its compiled matcher while it is built, and the compile
+/// work of all the patterns of one schema together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PatternBound {
+    /// The pattern's text is longer than `limit` bytes (UTF-8).
+    Length {
+        /// The most bytes a pattern may have.
+        limit: usize,
+    },
+    /// The pattern has more than `limit` Unicode property escapes (`\p{…}`, `\P{…}`).
+    PropertyEscapes {
+        /// The most property escapes a pattern may have.
+        limit: usize,
+    },
+    /// The pattern's groups nest deeper than `limit`.
+    Nesting {
+        /// The deepest group nesting a pattern may have.
+        limit: usize,
+    },
+    /// The pattern's compiled matcher would be larger than `limit` bytes.
+    CompiledSize {
+        /// The largest compiled matcher, in bytes.
+        limit: usize,
+    },
+    /// The schema's patterns together need more compile work than `limit` bytes of
+    /// compiled matchers: this pattern and the ones after it (in the support check's walk
+    /// order) that do not fit are refused.
+    SchemaTotal {
+        /// The compile budget of one schema, in bytes.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for PatternBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatternBound::Length { limit } => {
+                write!(f, "its text is longer than the limit of {limit} bytes")
+            }
+            PatternBound::PropertyEscapes { limit } => write!(
+                f,
+                "it has more than the limit of {limit} Unicode property escapes"
+            ),
+            PatternBound::Nesting { limit } => {
+                write!(f, "its groups nest deeper than the limit of {limit}")
+            }
+            PatternBound::CompiledSize { limit } => write!(
+                f,
+                "its compiled matcher would exceed the limit of {limit} bytes"
+            ),
+            PatternBound::SchemaTotal { limit } => write!(
+                f,
+                "the schema's patterns together exceed the compile budget of {limit} bytes"
+            ),
+        }
+    }
+}
+
 /// What is wrong at a [`Violation`]'s path.
 ///
 /// The kinds fall in three families: schema problems (the support check of a raw schema,
@@ -195,6 +259,13 @@ pub enum ViolationKind {
     PatternInvalid {
         /// Why, for the author.
         reason: Box<str>,
+    },
+    /// A `pattern` over one of the bounds on compiling patterns (its length, its property
+    /// escapes, its nesting, its compiled size, or the schema's total); a foreign schema
+    /// leaves it unenforced.
+    PatternTooLarge {
+        /// The bound it exceeds.
+        bound: PatternBound,
     },
     /// A `deprecated`, `readOnly` or `writeOnly` annotation that is not a boolean.
     AnnotationNotBoolean,
@@ -351,6 +422,7 @@ impl ViolationKind {
             | NotObjectRooted
             | BoundMalformed { .. }
             | PatternInvalid { .. }
+            | PatternTooLarge { .. }
             | AnnotationNotBoolean
             | OneOfLoosened
             | NotAValueSchema
@@ -406,6 +478,7 @@ impl ViolationKind {
             NotObjectRooted => "not_object_rooted",
             BoundMalformed { .. } => "bound_malformed",
             PatternInvalid { .. } => "pattern_invalid",
+            PatternTooLarge { .. } => "pattern_too_large",
             AnnotationNotBoolean => "annotation_not_boolean",
             OneOfLoosened => "one_of_loosened",
             NotAValueSchema => "not_a_value_schema",

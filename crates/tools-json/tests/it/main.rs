@@ -14,6 +14,7 @@ mod bounds;
 mod conformance;
 mod depth;
 mod golden;
+mod pattern_bounds;
 mod properties;
 mod reference;
 mod scenarios;
