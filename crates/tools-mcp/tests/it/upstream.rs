@@ -306,6 +306,23 @@ command = ["python3", {script}]
     assert_eq!(imported.warnings().len(), 1);
 }
 
+/// Calls `<server>__huge` and `<server>__deep` (a result past the transport's line limit,
+/// one nested past its depth limit) and asserts each ends as `INVALID_TOOL_OUTPUT` naming
+/// its limit; `label` says which case failed.
+async fn assert_past_limits_are_invalid_output(host: &ToolRuntime, server: &str, label: &str) {
+    for (tool, limit) in [("huge", "16777216 bytes"), ("deep", "127 levels")] {
+        let result =
+            long_guarded(host.execute(call(&format!("{server}__{tool}"), json!({})))).await;
+        assert_eq!(
+            code(&result).as_deref(),
+            Some("INVALID_TOOL_OUTPUT"),
+            "{label}, {tool}: {}",
+            result.text()
+        );
+        assert!(result.text().contains(limit), "{label}: {}", result.text());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_past_the_transport_limits_are_invalid_output_at_once() {
     let host = ToolRuntime::new();
@@ -318,22 +335,7 @@ async fn results_past_the_transport_limits_are_invalid_output_at_once() {
     ))
     .await
     .unwrap();
-    let huge = long_guarded(host.execute(call("fake__huge", json!({})))).await;
-    assert_eq!(
-        code(&huge).as_deref(),
-        Some("INVALID_TOOL_OUTPUT"),
-        "{}",
-        huge.text()
-    );
-    assert!(huge.text().contains("16777216 bytes"), "{}", huge.text());
-    let deep = long_guarded(host.execute(call("fake__deep", json!({})))).await;
-    assert_eq!(
-        code(&deep).as_deref(),
-        Some("INVALID_TOOL_OUTPUT"),
-        "{}",
-        deep.text()
-    );
-    assert!(deep.text().contains("127 levels"), "{}", deep.text());
+    assert_past_limits_are_invalid_output(&host, "fake", "stdio").await;
     // The connection is still good.
     assert_eq!(
         guarded(host.execute(call("fake__echo", json!({"text": "after"}))))
@@ -438,16 +440,8 @@ async fn http_events_past_the_transport_limits_are_invalid_output_at_once() {
         ))
         .await
         .unwrap();
-        for (tool, limit) in [("up__huge", "16777216 bytes"), ("up__deep", "127 levels")] {
-            let result = long_guarded(host.execute(call(tool, json!({})))).await;
-            assert_eq!(
-                code(&result).as_deref(),
-                Some("INVALID_TOOL_OUTPUT"),
-                "stateless {stateless}, {tool}: {}",
-                result.text()
-            );
-            assert!(result.text().contains(limit), "{}", result.text());
-        }
+        let label = format!("events, stateless {stateless}");
+        assert_past_limits_are_invalid_output(&host, "up", &label).await;
         let added = guarded(host.execute(call("up__add", json!({"a": 1, "b": 2})))).await;
         assert_eq!(added.value().unwrap().as_value(), &json!(3));
         shutdown.cancel();
@@ -479,16 +473,7 @@ async fn http_json_bodies_past_the_transport_limits_are_invalid_output_at_once()
     ))
     .await
     .unwrap();
-    for (tool, limit) in [("up__huge", "16777216 bytes"), ("up__deep", "127 levels")] {
-        let result = long_guarded(host.execute(call(tool, json!({})))).await;
-        assert_eq!(
-            code(&result).as_deref(),
-            Some("INVALID_TOOL_OUTPUT"),
-            "{tool}: {}",
-            result.text()
-        );
-        assert!(result.text().contains(limit), "{}", result.text());
-    }
+    assert_past_limits_are_invalid_output(&host, "up", "JSON bodies").await;
     let echoed = guarded(host.execute(call("up__echo", json!({"text": "after"})))).await;
     assert_eq!(echoed.text(), "after");
     let _ = server.kill().await;
