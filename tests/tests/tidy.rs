@@ -374,7 +374,74 @@ fn imported_modules(text: &str, own: &[String], modules: &[Vec<String>]) -> Vec<
             }
         }
     }
+    found.extend(inline_modules(text, own, modules));
     found
+}
+
+/// The modules a file names by inline paths in its code (`crate::a::b::f()`,
+/// `super::c::T`), outside `use` items and comments (doc links are not dependencies), each
+/// resolved to the longest existing module prefix.
+fn inline_modules(text: &str, own: &[String], modules: &[Vec<String>]) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let trimmed = code.trim_start();
+        if trimmed.starts_with("use ")
+            || trimmed.starts_with("pub use ")
+            || trimmed.starts_with("pub(crate) use ")
+        {
+            continue;
+        }
+        for (at, _) in code
+            .match_indices("crate::")
+            .chain(code.match_indices("super::"))
+        {
+            // Only a path's start: not the tail of `tools_registry::crate::` or `a::super::`.
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let path: String = code[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let mut parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
+            let mut full: Vec<String> = if parts.first() == Some(&"crate") {
+                parts.remove(0);
+                Vec::new()
+            } else {
+                let mut base = own.to_vec();
+                while parts.first() == Some(&"super") {
+                    parts.remove(0);
+                    base.pop();
+                }
+                base
+            };
+            full.extend(parts.iter().map(|p| (*p).to_owned()));
+            while !full.is_empty() && !modules.contains(&full) {
+                full.pop();
+            }
+            if !full.is_empty() && full != own {
+                found.push(full);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn inline_paths_count_as_imports() {
+    let modules = vec![
+        vec!["dsl".to_owned()],
+        vec!["compile".to_owned()],
+        vec!["dsl".to_owned(), "rules".to_owned()],
+    ];
+    let own = vec!["dsl".to_owned()];
+    let text = "/// See [`crate::compile::x`].\nfn f() { crate::compile::run(); super::compile::T::new(); }\n// crate::dsl::rules is a comment\n";
+    assert_eq!(
+        inline_modules(text, &own, &modules),
+        vec![vec!["compile".to_owned()], vec!["compile".to_owned()]]
+    );
 }
 
 /// No two source files import each other (rust-analyzer's rule: the dependency between two

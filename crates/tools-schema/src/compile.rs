@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use tools_json::{CompiledSchema, DslRoot, Path, Segment, Violation, ViolationKind};
 
 use crate::Error;
-use crate::dsl::Spec;
+use crate::spec::Spec;
 
 /// The DSL's node types.
 const DSL_TYPES: [&str; 8] = [

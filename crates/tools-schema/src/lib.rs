@@ -7,6 +7,7 @@ mod dsl;
 mod error;
 #[cfg(feature = "schemars")]
 mod schemars_bridge;
+mod spec;
 pub mod testing;
 mod typed;
 

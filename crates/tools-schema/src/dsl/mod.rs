@@ -9,9 +9,8 @@
 use std::fmt;
 
 mod bounds;
-mod spec;
 
-pub(crate) use spec::Spec;
+pub(crate) use crate::spec::Spec;
 
 use serde_json::{Map, Number, Value};
 
@@ -172,7 +171,7 @@ impl Schema {
 annotations!(Schema);
 
 /// Cloning shares the spec; a change to either copy then copies it (see the module
-/// `dsl::spec`).
+/// `spec`).
 impl Clone for Schema {
     fn clone(&self) -> Self {
         Schema(self.0.share())
