@@ -121,3 +121,54 @@ return out;
     let text = success(&run(&confined(limits()), program).await.0);
     assert_eq!(text, r#"[["fail","DENIED"],["failRaw",null]]"#);
 }
+
+/// The uid lines (`Uid:` of `/proc/<pid>/status`) of every process running `binary`.
+fn uids_running(binary: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if std::fs::read_link(entry.path().join("exe")).ok().as_deref() != Some(binary) {
+            continue;
+        }
+        if let Ok(status) = std::fs::read_to_string(entry.path().join("status"))
+            && let Some(uid) = status.lines().find_map(|l| l.strip_prefix("Uid:"))
+        {
+            found.push(uid.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn the_worker_runs_as_the_sandbox_user_when_the_host_is_root() {
+    if !nix::unistd::geteuid().is_root() {
+        // Not root: the sandbox runs as the host's own unprivileged user (as before).
+        return;
+    }
+    let runtime = QuickJsProcessRuntime::new(
+        limits(),
+        QuickJsProcessOptions::new(WORKER).sandbox_user(tools_codemode::SandboxUser {
+            uid: 4747,
+            gid: 4747,
+        }),
+    )
+    .unwrap();
+    let host = Host::new();
+    let request = CodeRunRequest::new(
+        "await tools.started({});\nawait tools.never({});",
+        tools(),
+        host.clone(),
+    )
+    .with_cancel(host.cancel.clone());
+    let started = host.started.notified();
+    let run = tokio::spawn(async move { runtime.run(request).await });
+    started.await;
+    let worker = std::fs::canonicalize(WORKER).unwrap();
+    let uids = uids_running(&worker);
+    host.cancel.cancel();
+    let _ = run.await;
+    // Other tests may run workers at the same time; this run's is the one with uid 4747.
+    assert!(
+        uids.iter().any(|uid| uid == "4747 4747 4747 4747"),
+        "{uids:?}"
+    );
+}
