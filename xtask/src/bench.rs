@@ -1,6 +1,7 @@
 //! `cargo xtask bench [--full] [--runs N] [--write-docs]`: runs every benchmark scenario
-//! of `shared/bench/scenarios.md`, prints one machine-readable line per scenario and a
-//! table, and with `--write-docs` rewrites the generated block of `docs/benchmarks.md`.
+//! (described in `docs/benchmarks.md`, "What is measured"), prints one machine-readable
+//! line per scenario and a table, and with `--write-docs` rewrites the generated block of
+//! `docs/benchmarks.md`.
 //!
 //! With `--runs N` the whole suite runs N times, one run after the other, so that a burst of
 //! load on a shared machine lands in one run rather than on one scenario. Each figure is
@@ -128,7 +129,7 @@ const BINARIES: &[Binary] = &[
                 439_400.0,
             ),
             // The same 1 000 calls as one model turn through `run_batch`, whose prepare and
-            // finish stages run in the model's order in one task (DECISIONS 1).
+            // finish stages run in the model's order in one task (docs/decisions.md, entry 9).
             scenario(
                 "c_batch1",
                 "c_batch_scheduler_1_workers",

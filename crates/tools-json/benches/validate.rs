@@ -1,7 +1,7 @@
-//! Benchmarks of scenarios e1 and e1b (`shared/bench/scenarios.md`): validating
-//! `NESTED_ARGS` against the compiled `NESTED_SPEC`, written here as raw JSON Schema, beside
-//! the bare baseline (the same tool body called through `tower::service_fn` with the same
-//! argument clone, no validation).
+//! Benchmarks of scenarios e1 and e1b (described in `docs/benchmarks.md`, "What is
+//! measured"): validating `NESTED_ARGS` against the compiled `NESTED_SPEC`, written here as
+//! raw JSON Schema, beside the bare baseline (the same tool body called through
+//! `tower::service_fn` with the same argument clone, no validation).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::convert::Infallible;

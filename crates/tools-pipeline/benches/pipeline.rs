@@ -1,6 +1,6 @@
-//! Benchmarks of scenarios a, a2, b, b2, c and e2 (`shared/bench/scenarios.md`) through
-//! `Pipeline::execute`, beside the bare baseline: the same no-op body called through
-//! `tower::service_fn` with the same argument clone.
+//! Benchmarks of scenarios a, a2, b, b2, c and e2 (described in `docs/benchmarks.md`, "What
+//! is measured") through `Pipeline::execute`, beside the bare baseline: the same no-op body
+//! called through `tower::service_fn` with the same argument clone.
 //!
 //! The no-op body never waits, so every call completes in one poll: futures are polled
 //! with a no-op waker, without an executor, for the baseline and the pipeline alike.

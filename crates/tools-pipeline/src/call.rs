@@ -90,7 +90,7 @@ impl ToolCall {
     ///
     /// # Errors
     ///
-    /// [`Error::EmptyName`] when `name` is empty (DECISIONS 8).
+    /// [`Error::EmptyName`] when `name` is empty (docs/decisions.md, entry 11).
     pub fn new(
         call_id: impl Into<Arc<str>>,
         name: &str,
@@ -141,7 +141,7 @@ impl ToolCall {
 
     /// The caller's cancellation token: cancelling it cancels the call. A scheduler that
     /// runs the call under its own token (a batch, a Code Mode run, an MCP request) fuses
-    /// the two and never replaces this one (DECISIONS 22).
+    /// the two and never replaces this one (docs/decisions.md, entry 23).
     #[must_use]
     #[inline]
     pub fn with_cancellation(mut self, cancel: CancellationToken) -> ToolCall {

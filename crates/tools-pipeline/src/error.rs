@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A call named the empty string (DECISIONS 8).
+    /// A call named the empty string (docs/decisions.md, entry 11).
     #[error("a tool call must name a tool (the name is empty)")]
     EmptyName,
 }

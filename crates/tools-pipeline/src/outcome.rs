@@ -1,5 +1,5 @@
-//! Result shaping: success creation (§2.4), normalization of what wrappers return (§2.5),
-//! post-execute decisions (§2.7), the cancellation precedence (§2.9) and the lossless
+//! Result shaping (docs/decisions.md, entry 30): success creation, normalization of what
+//! wrappers return, post-execute decisions, the cancellation precedence and the lossless
 //! checks of materialization.
 
 use std::fmt;
@@ -61,7 +61,7 @@ fn invalid_output(exec: &Execution, detail: impl fmt::Display) -> ToolError {
     )
 }
 
-/// Creates a success result from a candidate value (§2.4).
+/// Creates a success result from a candidate value (docs/decisions.md, entry 30, rule 1).
 pub(crate) fn create_success(
     def: &ToolDefinition,
     exec: &Execution,
@@ -128,7 +128,7 @@ pub(crate) fn create_success(
     ))
 }
 
-/// Normalizes what the execute waterfall returned (§2.5).
+/// Normalizes what the execute waterfall returned (docs/decisions.md, entry 30, rule 2).
 pub(crate) fn normalize(
     registry: &Registry,
     exec: &Execution,
@@ -150,8 +150,8 @@ pub(crate) fn normalize(
     ))
 }
 
-/// Replaces a success by the cancellation result when the caller has cancelled (§2.9),
-/// keeping the contexts.
+/// Replaces a success by the cancellation result when the caller has cancelled
+/// (docs/decisions.md, entry 30, rule 4), keeping the contexts.
 pub(crate) fn cancel_success(exec: &Execution, result: ToolResult) -> ToolResult {
     if result.is_error() || !exec.is_cancelled() {
         return result;
@@ -164,7 +164,7 @@ pub(crate) fn cancel_success(exec: &Execution, result: ToolResult) -> ToolResult
     cancelled.with_contexts(result.contexts().to_vec())
 }
 
-/// Applies a post-execute decision (§2.7).
+/// Applies a post-execute decision (docs/decisions.md, entry 30, rule 3).
 pub(crate) fn apply_decision(
     registry: &Registry,
     exec: &Execution,

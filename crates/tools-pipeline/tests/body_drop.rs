@@ -1,5 +1,5 @@
 //! A body dropped by a wrapper (`tower::timeout`) is reported through `tracing`, and its
-//! token is cancelled (DECISIONS 24).
+//! token is cancelled (docs/decisions.md, entry 25).
 //!
 //! A binary of its own: `tracing` caches each callsite's interest globally, and other tests
 //! emitting the same event on other threads without a subscriber could race the scoped

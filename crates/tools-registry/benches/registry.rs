@@ -1,7 +1,8 @@
-//! Benchmarks of the registry's part of scenarios a2 and d (`shared/bench/scenarios.md`):
-//! the lookup an `execute()` makes costs the same with 200 tools as with 1, and `schemas()`
-//! with 200 tools is a shared projection built once per change. The bare baseline is the
-//! no-op body called through `tower::service_fn` with the same argument clone.
+//! Benchmarks of the registry's part of scenarios a2 and d (described in
+//! `docs/benchmarks.md`, "What is measured"): the lookup an `execute()` makes costs the
+//! same with 200 tools as with 1, and `schemas()` with 200 tools is a shared projection
+//! built once per change. The bare baseline is the no-op body called through
+//! `tower::service_fn` with the same argument clone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::convert::Infallible;

@@ -148,7 +148,8 @@ impl ToolDefinition {
     }
 
     /// The compiled foreign parameter schema the arguments are validated against, for a
-    /// tool built with [`DefinitionBuilder::foreign_parameters`] (decision 26).
+    /// tool built with [`DefinitionBuilder::foreign_parameters`] (decision 27,
+    /// docs/decisions.md).
     pub fn foreign_parameters(&self) -> Option<&CompiledSchema> {
         self.inner.foreign.as_ref()
     }
@@ -348,11 +349,11 @@ impl DefinitionBuilder {
     }
 
     /// A parameter schema this project did not write (an MCP server's, another host's),
-    /// handled per decision 26: the model sees it verbatim; the arguments are validated
-    /// against every keyword of it the subset enforces before the body runs (a failure is
-    /// `INVALID_ARGS`, listing every violation); what is not enforced is reported by
-    /// [`ToolDefinition::is_fully_validated`]. Never refused for its keywords; only a
-    /// schema that is not lossless JSON is refused at [`DefinitionBuilder::build`].
+    /// handled per docs/decisions.md, entry 27: the model sees it verbatim; the arguments
+    /// are validated against every keyword of it the subset enforces before the body runs
+    /// (a failure is `INVALID_ARGS`, listing every violation); what is not enforced is
+    /// reported by [`ToolDefinition::is_fully_validated`]. Never refused for its keywords;
+    /// only a schema that is not lossless JSON is refused at [`DefinitionBuilder::build`].
     ///
     /// ```
     /// use serde_json::json;
@@ -526,9 +527,10 @@ impl DefinitionBuilder {
         self
     }
 
-    /// Checks the parts in the spec's order (output declaration, output schema, timeout,
-    /// then the name and the parameters' losslessness) and builds the definition. The reserved name is refused at registration, not here,
-    /// so that the Code Mode transport can be built with this builder.
+    /// Checks the parts in the reference implementation's order (output declaration, output
+    /// schema, timeout, then the name and the parameters' losslessness) and builds the
+    /// definition. The reserved name is refused at registration, not here, so that the Code
+    /// Mode transport can be built with this builder.
     ///
     /// # Errors
     ///

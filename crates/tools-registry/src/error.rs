@@ -30,7 +30,8 @@ pub enum Error {
         /// Every violation.
         violations: Violations,
     },
-    /// The parameter schema is not lossless JSON (DECISIONS 9: checked at registration).
+    /// The parameter schema is not lossless JSON (docs/decisions.md, entry 12: checked at
+    /// registration).
     #[error("tool {tool:?} parameters must be lossless JSON: {violations}")]
     ParametersNotLossless {
         /// The tool.

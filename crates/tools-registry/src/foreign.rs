@@ -1,4 +1,5 @@
-//! The argument check of a tool with a foreign parameter schema (decision 26).
+//! The argument check of a tool with a foreign parameter schema (docs/decisions.md, entry
+//! 27).
 
 use std::sync::Arc;
 

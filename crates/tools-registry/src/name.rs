@@ -9,9 +9,10 @@ use crate::Error;
 /// The name of the reserved Code Mode transport.
 pub const RUN_CODE: &str = "run_code";
 
-/// A tool name: any non-empty string, compared exactly (DECISIONS 8). Cheap to clone: a
-/// name of up to 23 bytes (most are) is kept inline, so making one per call allocates
-/// nothing and cloning it touches no shared reference count; a longer name is shared.
+/// A tool name: any non-empty string, compared exactly (docs/decisions.md, entry 11). Cheap
+/// to clone: a name of up to 23 bytes (most are) is kept inline, so making one per call
+/// allocates nothing and cloning it touches no shared reference count; a longer name is
+/// shared.
 ///
 /// # Examples
 ///

@@ -1,5 +1,6 @@
-//! Benchmarks of scenarios f1–f4 (`shared/bench/scenarios.md`): one `run_code` call in mode
-//! `code` through `ToolRuntime`, on the multi-threaded tokio runtime with two workers.
+//! Benchmarks of scenarios f1–f4 (described in `docs/benchmarks.md`, "What is measured"):
+//! one `run_code` call in mode `code` through `ToolRuntime`, on the multi-threaded tokio
+//! runtime with two workers.
 //!
 //! - f1: an in-process fake code runtime whose "program" awaits 100 sequential `noop`
 //!   sub-calls and returns their count;

@@ -1,6 +1,6 @@
-//! Benchmarks of scenarios c and a2 (`shared/bench/scenarios.md`) through `ToolRuntime`:
-//! 1 000 concurrent calls on the multi-threaded tokio runtime with one and with two worker
-//! threads, reported per call, two ways:
+//! Benchmarks of scenarios c and a2 (described in `docs/benchmarks.md`, "What is measured")
+//! through `ToolRuntime`: 1 000 concurrent calls on the multi-threaded tokio runtime with
+//! one and with two worker threads, reported per call, two ways:
 //! - `c_split_execute_*`: `execute()` calls split into one join per worker, each join its
 //!   own task (scenario c on both cores: one join is one task, which runs on one worker at
 //!   a time); the bare baseline, the no-op body through `tower::service_fn` with the same

@@ -12,9 +12,9 @@
 //! `ABORTED_BEFORE_DISPATCH` result without entering the pipeline.
 //!
 //! A call's own token (`ToolCall::with_cancellation`) is fused with the batch's, never
-//! replaced (DECISIONS 22): the call runs under a child of the batch token, and one watcher
-//! task per batch (only when some call brought its own token) cancels that child when the
-//! call's own token is cancelled. The watcher ends with the batch.
+//! replaced (docs/decisions.md, entry 23): the call runs under a child of the batch token,
+//! and one watcher task per batch (only when some call brought its own token) cancels that
+//! child when the call's own token is cancelled. The watcher ends with the batch.
 
 use std::fmt;
 use std::future::Future;
@@ -95,7 +95,7 @@ impl ToolRuntime {
     /// inside a task (`tokio::spawn`), the spawned dispatches start on that worker's own
     /// queue; awaited by `block_on` (as `#[tokio::main]` awaits `main`), each one is
     /// handed to a worker thread and its result back, which for short calls costs more
-    /// than the calls (see `docs/benchmarks.md`, fourteenth session).
+    /// than the calls (see `docs/benchmarks.md`, "Other measurements", "A model turn as a host runs it").
     ///
     /// # Cancel safety
     ///

@@ -13,9 +13,9 @@ use tools_pipeline::{DispatchNext, DispatchRequest, Hook, HookFuture, ToolError,
 /// deadline token (a child of the token it received), cancels it when the budget elapses,
 /// **waits for the body to settle**, and then answers `TOOL_TIMEOUT` (`tool call timed out
 /// after <ms>ms`). A body that settles after its deadline is `TOOL_TIMEOUT` too, even when
-/// its result and the timer are seen in the same poll (DECISIONS 23). If the caller
-/// cancelled first, the deadline is not the cause and the result stands (`ABORTED`). Tools
-/// without a budget, unknown tools and `run_code` pass through untouched.
+/// its result and the timer are seen in the same poll (docs/decisions.md, entry 24). If the
+/// caller cancelled first, the deadline is not the cause and the result stands (`ABORTED`).
+/// Tools without a budget, unknown tools and `run_code` pass through untouched.
 ///
 /// The budget is the one of the definition the call resolved to when it was created
 /// ([`tools_pipeline::Execution::definition`]): no registry lookup per call.

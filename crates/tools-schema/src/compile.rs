@@ -63,7 +63,7 @@ pub(crate) const ANNOTATIONS: [&str; 6] = [
     "format",
 ];
 
-/// The bound keywords (decision 27), in the order they are emitted.
+/// The bound keywords (docs/decisions.md, entry 28), in the order they are emitted.
 const BOUNDS: [&str; 13] = tools_json::BOUND_KEYWORDS;
 
 impl<'a> DslKeys<'a> {

@@ -354,8 +354,8 @@ pub enum ContractError {
         reason: String,
     },
     /// A process runtime was asked to confine its child and cannot: the sandbox's tool is
-    /// missing or the kernel refuses a namespace it needs (decision 28: isolation fails
-    /// closed).
+    /// missing or the kernel refuses a namespace it needs (docs/decisions.md, entry 29:
+    /// isolation fails closed).
     #[error(
         "the code runtime cannot confine its child process: {missing} (or opt into Isolation::UnconfinedProcess, which gives the program the host user's authority)"
     )]

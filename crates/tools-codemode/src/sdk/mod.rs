@@ -173,7 +173,7 @@ impl fmt::Debug for SdkRenderer {
 pub struct RunCodeFlavour {
     /// The language this flavour belongs to.
     pub language: Language,
-    /// The description of the `code` parameter (exact text of the spec).
+    /// The description of the `code` parameter (the reference implementation's exact text).
     pub code_parameter: &'static str,
     /// The `run_code` tool description: the language, both required arguments, how tools
     /// are called, what counts as output.

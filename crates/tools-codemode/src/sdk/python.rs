@@ -32,7 +32,8 @@ const ANNOTATION_NAMES: [&str; 8] = [
     "Any", "Literal", "str", "int", "float", "bool", "list", "dict",
 ];
 
-/// The instructions before the declarations (our own wording; the facts follow the spec).
+/// The instructions before the declarations (our own wording; the facts follow the
+/// reference implementation's).
 pub(crate) const INSTRUCTIONS: &str = "\
 `run_code` takes two required arguments: `code`, the program, and `description`, a short \
 active-voice summary of what the program does (shown to the user).
@@ -376,7 +377,7 @@ fn push(buffers: &mut [String], text: &str) {
 
 /// A description as comment text: JavaScript white space collapsed and trimmed, control
 /// characters (C0 except the folded white space, DEL, C1) written as `\xNN`. A blank
-/// description has none (DECISIONS 17).
+/// description has none (docs/decisions.md, entry 19).
 pub(crate) fn comment_text(description: &str) -> Option<String> {
     let collapsed = collapse_js_whitespace(description);
     if collapsed.is_empty() {

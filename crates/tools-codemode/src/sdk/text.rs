@@ -51,7 +51,7 @@ pub(crate) fn description_of(schema: &Value) -> Option<Cow<'_, str>> {
         return description.map(Cow::Borrowed);
     };
     let mut note = String::new();
-    // The bounds of decision 27, then the `format` annotation.
+    // The bounds of docs/decisions.md, entry 28, then the `format` annotation.
     for key in tools_json::BOUND_KEYWORDS.iter().copied().chain(["format"]) {
         let Some(value) = map.get(key) else { continue };
         if !note.is_empty() {

@@ -22,7 +22,8 @@ pub(crate) const MAX_INDENT_LEVELS: usize = 64;
 /// The `unknown` text of a schema outside the subset.
 const UNKNOWN: &str = "unknown";
 
-/// The instructions before the declarations (our own wording; the facts follow the spec).
+/// The instructions before the declarations (our own wording; the facts follow the
+/// reference implementation's).
 pub(crate) const INSTRUCTIONS: &str = "\
 `run_code` takes two required arguments: `code`, the program, and `description`, a short \
 active-voice summary of what the program does (shown to the user).
@@ -276,7 +277,7 @@ pub(crate) fn property_key(name: &str) -> String {
 }
 
 /// A `/** … */` doc comment: white space collapsed, `*/` escaped. A blank description has
-/// none (DECISIONS 17).
+/// none (docs/decisions.md, entry 19).
 pub(crate) fn doc_comment(description: &str) -> Option<String> {
     let text = collapse_js_whitespace(description);
     if text.is_empty() {

@@ -1,5 +1,5 @@
 //! Depth and size: schemas thousands of levels deep render on a 2 MiB thread stack in a
-//! debug build (DECISIONS 14), and the text grows linearly with the depth.
+//! debug build (docs/decisions.md, entry 16), and the text grows linearly with the depth.
 
 use serde_json::{Value, json};
 use tools_codemode::{Language, ToolSdkSchema, json_schema_to_py, json_schema_to_ts};
@@ -151,7 +151,7 @@ fn twenty_thousand_nested_arrays_stop_at_the_list_cap() {
 fn a_deep_schema_broken_at_every_level_degrades_quickly() {
     on_small_stack(|| {
         // `contentEncoding` and `contains` are outside the subset (`format` and `minItems`
-        // joined it with decision 27).
+        // joined it with docs/decisions.md, entry 28).
         let mut schema = json!({"type": "string", "contentEncoding": "base64"});
         for _ in 0..5_000 {
             schema = object(vec![

@@ -1,5 +1,6 @@
-//! Byte-for-byte comparison with the reference outputs in `shared/spec/golden/`
-//! (DECISIONS 16): TypeScript and Python type text, and the SDK declaration blocks.
+//! Byte-for-byte comparison with the reference outputs vendored in `tests/data/golden/`
+//! (docs/decisions.md, entry 18): TypeScript and Python type text, and the SDK declaration
+//! blocks.
 
 use serde_json::Value;
 use tools_codemode::{Language, SDK_HEADING, ToolSdkSchema, json_schema_to_py, json_schema_to_ts};
@@ -58,10 +59,10 @@ fn tools_of(set: &Value) -> Vec<ToolSdkSchema> {
         .collect()
 }
 
-/// The reference's output where decision 27 changes it: the `edge` set's `broken` tool has
-/// the output schema `{"type": "string", "minLength": 1}`, outside the reference's subset
-/// (so its output degraded to `unknown` / `Any`) and inside ours (so it types as a string).
-/// Every other line is the reference's.
+/// The reference's output where docs/decisions.md, entry 28, changes it: the `edge` set's
+/// `broken` tool has the output schema `{"type": "string", "minLength": 1}`, outside the
+/// reference's subset (so its output degraded to `unknown` / `Any`) and inside ours (so it
+/// types as a string). Every other line is the reference's.
 fn amended(set: &str, declarations: &str) -> String {
     // Every set: a failed call's error carries its machine code (`code`), typed in both SDKs.
     let coded = declarations

@@ -1,6 +1,6 @@
-//! Behaviour tests of `tools-codemode`: golden files, the spec's §5.3 scenarios, depth and
-//! linear-time safety, properties, the output ledger, the QuickJS and Python code
-//! runtimes, and the confined QuickJS worker process.
+//! Behaviour tests of `tools-codemode`: golden files, the reference implementation's SDK
+//! generation scenarios, depth and linear-time safety, properties, the output ledger, the
+//! QuickJS and Python code runtimes, and the confined QuickJS worker process.
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,6 +1,7 @@
-//! The Python runtime (needs `python3` on the machine) against the runtime scenarios of the
-//! spec (A10, A12, A13 57–79): values, logs, stray output, failures, budgets, aborts,
-//! bindings, the environment and a hostile fd-3 peer.
+//! The Python runtime (needs `python3` on the machine) against the reference
+//! implementation's code runtime scenarios (its Code Mode scenarios 57–79): values, logs,
+//! stray output, failures, budgets, aborts, bindings, the environment and a hostile fd-3
+//! peer.
 
 use std::sync::Arc;
 use std::time::Duration;

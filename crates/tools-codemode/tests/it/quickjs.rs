@@ -1,6 +1,6 @@
-//! The QuickJS runtime against the runtime scenarios of the spec (A10, A13 57–78): values,
-//! logs, failures, budgets, aborts, memory, bindings, ambient authority and a hostile
-//! program.
+//! The QuickJS runtime against the reference implementation's code runtime scenarios (its
+//! Code Mode scenarios 57–78): values, logs, failures, budgets, aborts, memory, bindings,
+//! ambient authority and a hostile program.
 
 use std::sync::Arc;
 use std::time::Duration;

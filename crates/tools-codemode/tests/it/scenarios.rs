@@ -1,5 +1,6 @@
-//! The spec's §5.3 scenarios (schema.md, 70–101), one test each where the scenario is this
-//! crate's; the registry wiring scenarios (99, 100, most of 101) belong to a later issue.
+//! The reference implementation's SDK generation scenarios (its numbers 70–101), one test
+//! each where the scenario is this crate's; the registry wiring scenarios (99, 100, most of
+//! 101) belong to a later issue.
 
 use serde_json::{Value, json};
 use tools_codemode::{Language, json_schema_to_py, json_schema_to_ts};
@@ -149,7 +150,7 @@ fn s076_keys_and_doc_lines() {
     ] {
         assert!(text.contains(line), "{line:?} in {text}");
     }
-    // DECISIONS 17: a blank description is absent (the reference wrote `/**  */`).
+    // docs/decisions.md, entry 19: a blank description is absent (the reference wrote `/**  */`).
     assert!(
         text.contains("  class?: string;\n  blank?: string;\n  empty?: string;\n"),
         "{text}"
@@ -428,7 +429,7 @@ fn s086_no_required_list_and_enum_fields() {
 
 #[test]
 fn s087_nested_classes_are_declared_dependency_first() {
-    // SDK-PY-3 of the spec, byte for byte.
+    // The reference's third worked Python SDK example, byte for byte.
     let workflow = tool(
         "workflow",
         "Run a workflow.",

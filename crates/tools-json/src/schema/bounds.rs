@@ -1,5 +1,5 @@
-//! The bound keywords of the subset (decision 27): what each accepts, how it compiles, and
-//! how a value is held to it.
+//! The bound keywords of the subset (docs/decisions.md, entry 28): what each accepts, how
+//! it compiles, and how a value is held to it.
 //!
 //! | keyword | applies to | value |
 //! | --- | --- | --- |
@@ -72,8 +72,8 @@ pub(crate) const KEYWORDS: [(&str, Family, Shape); 13] = [
     ("maxProperties", Family::Object, Shape::Count),
 ];
 
-/// The bound keywords of the subset (decision 27), in the order the support check reports
-/// them and the author DSL emits them: the one list every crate reads.
+/// The bound keywords of the subset (docs/decisions.md, entry 28), in the order the support
+/// check reports them and the author DSL emits them: the one list every crate reads.
 pub const BOUND_KEYWORDS: [&str; 13] = {
     let mut names = [""; 13];
     let mut i = 0;

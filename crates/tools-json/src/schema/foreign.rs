@@ -1,6 +1,7 @@
-//! Foreign schemas (decision 26): a schema this project did not write (an MCP server's, another
-//! host's) is never rejected and never dropped. The model sees it verbatim; values are
-//! validated by every keyword of it the subset enforces; what is left unenforced is listed.
+//! Foreign schemas (docs/decisions.md, entry 27): a schema this project did not write (an
+//! MCP server's, another host's) is never rejected and never dropped. The model sees it
+//! verbatim; values are validated by every keyword of it the subset enforces; what is left
+//! unenforced is listed.
 //!
 //! The schema is *lowered* to the subset by a fixed-point loop over the support check: each
 //! violation is repaired at its path, then the check runs again (a repair can expose the next

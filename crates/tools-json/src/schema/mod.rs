@@ -145,10 +145,11 @@ impl CompiledSchema {
     }
 
     /// Compiles a schema this project did not write (an MCP server's, another host's), as
-    /// decision 26 says: never rejected, never dropped. [`CompiledSchema::as_json`] is the
-    /// schema as given (the model sees it verbatim, numbers canonical); validation enforces
-    /// every keyword of it that the subset enforces, and [`CompiledSchema::unenforced`]
-    /// lists the rest, each at its path with the support check's kind.
+    /// entry 27 of docs/decisions.md says: never rejected, never dropped.
+    /// [`CompiledSchema::as_json`] is the schema as given (the model sees it verbatim,
+    /// numbers canonical); validation enforces every keyword of it that the subset
+    /// enforces, and [`CompiledSchema::unenforced`] lists the rest, each at its path with
+    /// the support check's kind.
     ///
     /// Every repair loosens the schema, never tightens it: a value the schema accepts is
     /// never refused. See the module `schema::foreign` for the table of repairs.

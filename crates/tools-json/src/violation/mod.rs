@@ -269,9 +269,9 @@ pub enum ViolationKind {
     },
     /// A `deprecated`, `readOnly` or `writeOnly` annotation that is not a boolean.
     AnnotationNotBoolean,
-    /// In a foreign schema (decision 26): a `oneOf` left unenforced because one of its
-    /// branches had to be loosened (with a looser branch, "exactly one" could refuse a
-    /// value the schema accepts).
+    /// In a foreign schema (docs/decisions.md, entry 27): a `oneOf` left unenforced because
+    /// one of its branches had to be loosened (with a looser branch, "exactly one" could
+    /// refuse a value the schema accepts).
     OneOfLoosened,
 
     // ----- the author DSL (`tools-schema`), reported before compilation -----

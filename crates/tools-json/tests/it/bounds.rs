@@ -1,6 +1,7 @@
-//! The bound keywords (decision 27) against simple models: `pattern` against the ECMA-262
-//! engine `regress`, numeric bounds against exact small-number arithmetic, lengths against
-//! a code-point count, `uniqueItems` against pairwise comparison.
+//! The bound keywords (docs/decisions.md, entry 28) against simple models: `pattern`
+//! against the ECMA-262 engine `regress`, numeric bounds against exact small-number
+//! arithmetic, lengths against a code-point count, `uniqueItems` against pairwise
+//! comparison.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -3,10 +3,11 @@
 //! from is in its README).
 //!
 //! Every group's schema is compiled as given (its root `$schema` is an annotation of the
-//! subset, decision 27). A group the support check rejects must be rejected for a
-//! construct outside the subset (only schema-family violations); a group it accepts must
-//! validate every test exactly as the suite says, through both `validate` and `is_valid`.
-//! The test prints, per file, the groups accepted and rejected and the tests passed.
+//! subset, docs/decisions.md, entry 28). A group the support check rejects must be rejected
+//! for a construct outside the subset (only schema-family violations); a group it accepts
+//! must validate every test exactly as the suite says, through both `validate` and
+//! `is_valid`. The test prints, per file, the groups accepted and rejected and the tests
+//! passed.
 
 use std::path::Path;
 
@@ -166,9 +167,10 @@ fn the_optional_files_for_regexes_and_big_numbers_agree() {
     assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
 }
 
-/// Decision 26 against the whole suite: compiled as a foreign schema, every group of every
-/// file (those the subset rejects included) accepts every instance the suite calls valid
-/// (repairs only loosen), and a fully enforced schema agrees with the suite on every test.
+/// Entry 27 of docs/decisions.md against the whole suite: compiled as a foreign schema,
+/// every group of every file (those the subset rejects included) accepts every instance the
+/// suite calls valid (repairs only loosen), and a fully enforced schema agrees with the
+/// suite on every test.
 #[test]
 fn foreign_schemas_never_refuse_what_the_suite_calls_valid() {
     let mut failures = Vec::new();

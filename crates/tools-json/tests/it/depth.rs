@@ -1,5 +1,5 @@
 //! Depth safety: values at the depth limit, and schemas thousands of levels deep, are
-//! handled on a 2 MiB thread stack in a debug build (DECISIONS 14).
+//! handled on a 2 MiB thread stack in a debug build (docs/decisions.md, entry 16).
 
 use serde_json::{Map, Value, json};
 use tools_json::{
@@ -173,7 +173,7 @@ fn a_five_thousand_deep_union_is_checked_and_validated_on_a_small_stack() {
 
 #[test]
 fn a_five_thousand_deep_union_of_strings_rejects_a_number_at_the_root() {
-    // The spec's shape: every branch level is `oneOf: [string, deeper]` ending in a string.
+    // The reference scenario's shape: every branch level is `oneOf: [string, deeper]` ending in a string.
     on_small_stack(|| {
         let mut schema_json = json!({"type": "string"});
         for _ in 0..5_000 {

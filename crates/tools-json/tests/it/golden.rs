@@ -1,4 +1,5 @@
-//! The reference outputs of `shared/spec/golden/` (copied into `tests/data/golden/`), compared structurally (DECISIONS 16):
+//! The reference outputs vendored in `tests/data/golden/`, compared structurally
+//! (docs/decisions.md, entry 18):
 //! the same count, order, paths and kinds of violations.
 
 use serde_json::Value;
@@ -20,9 +21,10 @@ fn reference_violations(result: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The reference cases whose outcome decision 27 changes (the subset grew by the bound
-/// keywords and the `$schema` annotation): the schema text and our expected signatures.
-/// Every case that uses a new keyword must be listed here, so none is skipped silently.
+/// The reference cases whose outcome docs/decisions.md, entry 28, changes (the subset grew
+/// by the bound keywords and the `$schema` annotation): the schema text and our expected
+/// signatures. Every case that uses a new keyword must be listed here, so none is skipped
+/// silently.
 const AMENDED: [(&str, &[(&str, &str)]); 6] = [
     (
         r#"{"type":"object","pattern":[]}"#,

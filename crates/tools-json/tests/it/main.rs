@@ -1,5 +1,5 @@
 //! Behaviour tests of `tools-json`: golden files, the official conformance suite, the
-//! spec's scenarios, depth safety and properties.
+//! reference implementation's scenarios, depth safety and properties.
 
 // Test code reports failure by panicking, and prints the conformance totals.
 #![allow(

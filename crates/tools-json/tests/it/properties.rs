@@ -226,7 +226,7 @@ fn schema_like() -> impl Strategy<Value = Value> {
         Just("const".to_owned()),
         Just("description".to_owned()),
         Just("default".to_owned()),
-        // The bound keywords and annotations of decision 27.
+        // The bound keywords and annotations of docs/decisions.md, entry 28.
         prop::sample::select(
             tools_json::BOUND_KEYWORDS
                 .iter()
@@ -277,8 +277,8 @@ proptest! {
         }
     }
 
-    /// Decision 26: a foreign schema always compiles; inside the subset it is the same
-    /// schema, fully enforced; outside, what it leaves unenforced is listed.
+    /// docs/decisions.md, entry 27: a foreign schema always compiles; inside the subset it
+    /// is the same schema, fully enforced; outside, what it leaves unenforced is listed.
     #[test]
     fn a_foreign_schema_always_compiles_and_agrees_inside_the_subset(schema in schema_like(), value in any_json()) {
         let foreign = CompiledSchema::compile_foreign(&schema);

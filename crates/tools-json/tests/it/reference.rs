@@ -1,6 +1,6 @@
 //! Structural signatures of violations: ours, and the reference's messages in the golden
-//! files (DECISIONS 16: same count, order, paths and kinds). Also included by other crates'
-//! tests through `#[path]`.
+//! files (docs/decisions.md, entry 18: same count, order, paths and kinds). Also included
+//! by other crates' tests through `#[path]`.
 
 use serde_json::Value;
 use tools_json::{Violation, ViolationKind};

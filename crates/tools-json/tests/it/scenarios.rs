@@ -1,4 +1,5 @@
-//! The scenarios of `shared/spec/schema.md` §5.2 that the golden files do not pin.
+//! The reference implementation's test scenarios for the subset check, value validation and
+//! lossless JSON that the golden files do not pin.
 
 use serde_json::{Value, json};
 use tools_json::{
@@ -37,7 +38,8 @@ fn s42_accepted_shapes() {
 
 #[test]
 fn s46_unsupported_keywords_are_named() {
-    // `pattern`, `minimum`, `maxLength` and `$schema` joined the subset (decision 27).
+    // `pattern`, `minimum`, `maxLength` and `$schema` joined the subset (docs/decisions.md,
+    // entry 28).
     for keyword in [
         "anyOf",
         "allOf",

@@ -4,8 +4,8 @@
 //! original name is what reaches the server), so guards, hooks, approval, timeouts, batch
 //! scheduling and Code Mode apply to it like to any other tool:
 //!
-//! - its `inputSchema` is a foreign schema (decision 26): shown verbatim, validated by
-//!   every keyword the subset enforces, marked when not fully validated;
+//! - its `inputSchema` is a foreign schema (docs/decisions.md, entry 27): shown verbatim,
+//!   validated by every keyword the subset enforces, marked when not fully validated;
 //! - its `outputSchema`, when it has one, is the output contract (also foreign) and the
 //!   value is the server's `structuredContent`; without one the value is the server's
 //!   `content` array and the model sees those blocks unchanged (images too);

@@ -52,10 +52,11 @@ impl<S, R> fmt::Debug for LayerHook<S, R> {
 /// **Layers that drop the inner future.** `tower::timeout` (and any wrapper that stops
 /// polling early, e.g. a `select!` on a deadline) drops the rest of the chain when it gives
 /// up. When that drops a running tool body, the body's cancellation token is cancelled at
-/// once and the drop is reported through `tracing` (DECISIONS 24); the body does not keep
-/// running. Layers that only wait before calling (`ConcurrencyLimit`, `RateLimit`,
-/// `Buffer`) or call again after a result (`Retry`) never drop a body. The runtime's own
-/// timeout policy (`tools-runtime`) cancels the token and waits for the body instead.
+/// once and the drop is reported through `tracing` (docs/decisions.md, entry 25); the body
+/// does not keep running. Layers that only wait before calling (`ConcurrencyLimit`,
+/// `RateLimit`, `Buffer`) or call again after a result (`Retry`) never drop a body. The
+/// runtime's own timeout policy (`tools-runtime`) cancels the token and waits for the body
+/// instead.
 ///
 /// # Examples
 ///

@@ -27,7 +27,7 @@ pin_project! {
     /// watched while the body runs and cancels the body's token too. The body is awaited to
     /// completion by the pipeline; if a wrapper drops this future first (as
     /// `tower::timeout` does), the body's token is cancelled at once and the drop is
-    /// reported through `tracing` (DECISIONS 24).
+    /// reported through `tracing` (docs/decisions.md, entry 25).
     pub struct BodyFuture {
         #[pin]
         state: State,

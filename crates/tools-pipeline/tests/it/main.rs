@@ -1,4 +1,6 @@
-//! Behaviour tests of `tools-pipeline`: catalogue groups F–N of `shared/spec/pipeline.md`,
+//! Behaviour tests of `tools-pipeline`: the reference implementation's acceptance
+//! scenarios for execution (output contract, post-execute, around-dispatch, pre-execute and
+//! approval, cancellation, arguments, deferred contexts, final materialization, observers),
 //! stock tower middleware in the execute waterfall, and stage ordering.
 
 // Test code reports failure by panicking.

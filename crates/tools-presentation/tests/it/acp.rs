@@ -1,6 +1,7 @@
-//! The §5.4 scenarios in their ACP form: views through `AcpBridge`/`AcpContext` into the
-//! real `agent-client-protocol-schema` types, compared as typed values with the expected
-//! wire JSON, and sent through the ACP crate's JSON and back.
+//! The reference implementation's presentation scenarios in their ACP form: views through
+//! `AcpBridge`/`AcpContext` into the real `agent-client-protocol-schema` types, compared as
+//! typed values with the expected wire JSON, and sent through the ACP crate's JSON and
+//! back.
 
 use serde_json::{Value, json};
 use tools_presentation::acp::schema::v1::{
@@ -496,7 +497,7 @@ fn s115_title_relativization() {
             .title,
         "Read /home/u/proj/a.rs"
     );
-    // A relative path keeps the title, but is sent absolute (DECISIONS 18).
+    // A relative path keeps the title, but is sent absolute (docs/decisions.md, entry 20).
     let relative = context.tool_call("c", "read", &generic("src/a.rs"));
     assert_eq!(relative.title, "Read src/a.rs");
     assert_eq!(

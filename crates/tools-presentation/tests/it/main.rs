@@ -1,5 +1,5 @@
-//! Behaviour tests of `tools-presentation`: the spec's scenarios (§5.4), the ACP mapping,
-//! properties, and depth safety.
+//! Behaviour tests of `tools-presentation`: the reference implementation's presentation
+//! scenarios, the ACP mapping, properties, and depth safety.
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,6 +1,6 @@
-//! The §5.4 scenarios at the level of views (no ACP): the session's fallbacks, the closed
-//! unions and their stable format, meta narrowing, typed presenters and diff cards.
-//! The ACP forms of the same scenarios live in `acp.rs`.
+//! The reference implementation's presentation scenarios at the level of views (no ACP):
+//! the session's fallbacks, the closed unions and their stable format, meta narrowing,
+//! typed presenters and diff cards. The ACP forms of the same scenarios live in `acp.rs`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -466,7 +466,7 @@ impl TypedPresenter for Open {
     }
 }
 
-// pipeline.md B05: presenters validate their arguments softly.
+// The reference's typed-helper presenter scenario: presenters validate their arguments softly.
 #[test]
 fn typed_presenters_give_no_view_for_arguments_of_another_shape() {
     use tools_presentation::Presenter;

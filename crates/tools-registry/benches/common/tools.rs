@@ -1,6 +1,6 @@
-//! The tools of `shared/bench/scenarios.md`, shared by the benchmarks of several crates
-//! (included with `#[path]`): the `noop` tool of scenarios a–c and f, and the catalog tools
-//! of scenario d.
+//! The tools of the benchmark scenarios (`docs/benchmarks.md`, "What is measured"), shared
+//! by the benchmarks of several crates (included with `#[path]`): the `noop` tool of
+//! scenarios a–c and f, and the catalog tools of scenario d.
 #![allow(dead_code)]
 
 use serde::Deserialize;

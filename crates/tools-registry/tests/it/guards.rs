@@ -1,5 +1,5 @@
 //! Group D, registration side: where guards live, their evaluation order, and snapshot
-//! semantics (DECISIONS 7).
+//! semantics (docs/decisions.md, entry 10).
 
 use serde_json::json;
 use tools_json::JsonValue;

@@ -1,6 +1,7 @@
-//! Behaviour tests of `tools-registry`: catalogue groups A, B, C, O and the registration
-//! side of D and E of `shared/spec/pipeline.md`, thread safety, and a property test of the
-//! visibility resolver against a reference model.
+//! Behaviour tests of `tools-registry`: the reference implementation's acceptance scenarios
+//! for registration, the typed helper, scopes and restrictions, concurrency classification,
+//! and the registration side of guards and presentation modes, thread safety, and a
+//! property test of the visibility resolver against a reference model.
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -188,7 +188,7 @@ fn a10_a_panicking_change_listener_cannot_veto() {
     let reg = registry.register(echo()).unwrap();
     assert!(
         registry.get("echo", None).is_some(),
-        "DECISIONS 10: the change stands"
+        "docs/decisions.md, entry 13: the change stands"
     );
     drop(reg);
     assert!(registry.get("echo", None).is_none());

@@ -1,9 +1,9 @@
-//! Lossless output budgets (decision 25): what the model reads of a call's output is cut to
-//! a budget, head and tail with a header that says what was cut and how to read the rest;
-//! the full result stays in a [`ResultStore`] under a handle, readable page by page with
-//! the built-in `read_result` tool. The structured value is never cut: observers and
-//! `ToolResult::value` keep it whole, and so do Code Mode programs (only a top-level call,
-//! such as `run_code`'s own output, is budgeted; its sub-calls never are).
+//! Lossless output budgets (docs/decisions.md, entry 26): what the model reads of a call's
+//! output is cut to a budget, head and tail with a header that says what was cut and how to
+//! read the rest; the full result stays in a [`ResultStore`] under a handle, readable page
+//! by page with the built-in `read_result` tool. The structured value is never cut:
+//! observers and `ToolResult::value` keep it whole, and so do Code Mode programs (only a
+//! top-level call, such as `run_code`'s own output, is budgeted; its sub-calls never are).
 
 mod cut;
 mod store;

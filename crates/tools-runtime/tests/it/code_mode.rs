@@ -1,5 +1,6 @@
-//! Code Mode through the whole runtime: configuration rules (A3, A13 11/52/56), the wire
-//! and SDK per mode (A13 1/12/13), and `run_code` programs on the embedded runtimes.
+//! Code Mode through the whole runtime: configuration rules (the reference implementation's
+//! Code Mode scenarios 11, 52 and 56), the wire and SDK per mode (its scenarios 1, 12, 13),
+//! and `run_code` programs on the embedded runtimes.
 
 use std::sync::{Arc, Mutex};
 

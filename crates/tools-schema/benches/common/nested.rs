@@ -1,5 +1,6 @@
-//! `NESTED_SPEC` and `NESTED_ARGS` of `shared/bench/scenarios.md`: the author DSL form and
-//! the typed Rust arguments. Shared by the benchmarks of several crates (`#[path]`).
+//! `NESTED_SPEC` and `NESTED_ARGS` of the benchmark scenarios (`docs/benchmarks.md`, "What
+//! is measured"): the author DSL form and the typed Rust arguments. Shared by the
+//! benchmarks of several crates (`#[path]`).
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -9,7 +10,8 @@ use tools_schema::{Params, Schema, ToolArgs, params};
 pub(crate) const NESTED_ARGS: &str =
     include_str!("../../../tools-json/benches/fixtures/nested_args.json");
 
-/// `NESTED_SPEC` of `shared/bench/scenarios.md`, in the author DSL.
+/// `NESTED_SPEC` of the benchmark scenarios (`docs/benchmarks.md`, "What is measured"), in
+/// the author DSL.
 pub(crate) fn nested_spec() -> Params {
     params()
         .required("id", Schema::string())

@@ -1,5 +1,5 @@
-//! The bound keywords of the builders (decision 27): numeric bounds, string lengths and
-//! `pattern`, item and property counts. Each is enforced by `tools-json`.
+//! The bound keywords of the builders (docs/decisions.md, entry 28): numeric bounds, string
+//! lengths and `pattern`, item and property counts. Each is enforced by `tools-json`.
 
 use serde_json::Value;
 

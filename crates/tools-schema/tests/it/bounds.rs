@@ -1,4 +1,5 @@
-//! The bound builders of the DSL (decision 27): what they emit, and what the DSL refuses.
+//! The bound builders of the DSL (docs/decisions.md, entry 28): what they emit, and what
+//! the DSL refuses.
 
 use serde_json::json;
 use tools_schema::{Error, Schema, ViolationKind, params};

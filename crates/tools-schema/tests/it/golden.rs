@@ -1,5 +1,5 @@
-//! `shared/spec/golden/author-dsl.json`: compiled schema text compared exactly (key order
-//! included), violations structurally.
+//! The reference outputs of `tests/data/golden/author-dsl.json`: compiled schema text
+//! compared exactly (key order included), violations structurally.
 
 use tools_schema::{Params, Schema};
 
@@ -7,8 +7,8 @@ use crate::reference::{reference_signature, signature};
 use crate::support::{parse, read_data};
 
 /// Inputs where this crate deliberately differs from the reference, with what it gives
-/// instead: the bound keywords are part of the subset (decision 27), so a bound the
-/// reference refused compiles to itself.
+/// instead: the bound keywords are part of the subset (docs/decisions.md, entry 28), so a
+/// bound the reference refused compiles to itself.
 const DIVERGENCES: [(&str, &str); 1] = [(
     r#"{"type":"string","minLength":1}"#,
     r#"{"type":"string","minLength":1}"#,

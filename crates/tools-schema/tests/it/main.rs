@@ -1,5 +1,5 @@
-//! Behaviour tests of `tools-schema`: the golden author-DSL file, the spec's scenarios
-//! (schema.md §5.1), depth safety and properties.
+//! Behaviour tests of `tools-schema`: the golden author-DSL file, the reference
+//! implementation's author-DSL scenarios, depth safety and properties.
 
 // Test code reports failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,6 +1,6 @@
-//! The scenarios of `shared/spec/schema.md` §5.1 that belong to this crate, written with the
-//! Rust builders. (Scenarios 31, 32, 35 and 36 are about `define_tool` and raw tools in the
-//! registry; they are tested there.)
+//! The reference implementation's author-DSL scenarios that belong to this crate, written
+//! with the Rust builders. (Scenarios 31, 32, 35 and 36 are about `define_tool` and raw
+//! tools in the registry; they are tested there.)
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -25,7 +25,8 @@ pub(super) enum StopReason {
     /// The output ledger crossed its cap.
     OutputLimit = 5,
     /// The engine ran out of memory; recorded the moment the program sees the engine's
-    /// out-of-memory error, so a program that catches it still ends (DECISIONS 28).
+    /// out-of-memory error, so a program that catches it still ends (docs/decisions.md,
+    /// entry 29).
     OutOfMemory = 6,
 }
 

@@ -1,5 +1,6 @@
 //! Cancellation of a run: the outer call's abort, a rejecting or panicking runtime, abort
-//! is final, queued calls abandoned, results read after the run (A6, A13 38, 39, 49, 50).
+//! is final, queued calls abandoned, results read after the run (the reference
+//! implementation's Code Mode scenarios 38, 39, 49 and 50).
 
 use super::*;
 

@@ -1,5 +1,5 @@
-//! The Code Mode bridge (`run_code` over a `tools-pipeline` pipeline) against the spec's
-//! scheduler and bridge scenarios (A2, A4–A9, A13 17–50).
+//! The Code Mode bridge (`run_code` over a `tools-pipeline` pipeline) against the reference
+//! implementation's scheduler and bridge scenarios (its Code Mode scenarios 17–50).
 //!
 //! Most tests drive the bridge with a scripted in-process runtime: a [`FakeRuntime`] ignores
 //! the program text and runs a Rust closure that makes the binding calls through

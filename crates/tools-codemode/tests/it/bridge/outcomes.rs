@@ -1,5 +1,6 @@
 //! What a run's binding calls produce: values, content and identity, denials, contexts,
-//! images, failures, cancellation, cards and the settle log (A2, A4, A5, A7–A9, A13 26–50).
+//! images, failures, cancellation, cards and the settle log (the reference
+//! implementation's Code Mode scenarios 26–50).
 
 use super::*;
 

@@ -1,5 +1,5 @@
 //! The bridge's scheduler: overlap, barriers, the parallel cap, stage order, commit order
-//! and abandonment (A6, A13 17–25).
+//! and abandonment (the reference implementation's Code Mode scenarios 17–25).
 
 use super::*;
 
