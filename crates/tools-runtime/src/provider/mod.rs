@@ -23,8 +23,29 @@
 //! references, and checked against the official Python SDKs' own types (pydantic models of
 //! `openai` and `anthropic`) by `cargo xtask wire-check`. A Rust SDK crate would bring an
 //! HTTP client and the whole API for the three shapes used here.
+//!
+//! # Layout
+//!
+//! Each wire is one file implementing the private trait `Wire` (its tool declaration,
+//! its walk of a response, its result messages, and the strict mode it takes):
+//! `openai_responses.rs`, `openai_chat.rs`, `anthropic.rs`. What the wires share stays
+//! apart from them: the declaration loop and the dispatch here, the strict lowering and
+//! its `Dialect`s (`strict.rs`), the wire names (`names.rs`), the response walking
+//! helpers and the making of a call from its arguments (`parse.rs`), and the pieces of a
+//! result (`render.rs`). The public methods of [`Provider`] reach the wire through one
+//! match (`with_wire!`), statically: each operation is a monomorphic function of its
+//! wire.
+//!
+//! Adding a wire takes a file implementing `Wire` (a `mod` line here), a [`Provider`]
+//! variant, and its arm in `with_wire!`; a strict mode no existing `Dialect` describes
+//! is written in the wire's file (`Dialect::accepting`). Nothing else in the crate matches
+//! on [`Provider`]; the crate's tests, the `tests/wire` fixtures and `cargo xtask
+//! wire-check` list the wires they cover and take the new one only when told.
 
+mod anthropic;
 mod names;
+mod openai_chat;
+mod openai_responses;
 mod parse;
 mod render;
 mod strict;
@@ -33,7 +54,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_pipeline::{ToolCall, ToolResult};
 use tools_registry::{AgentScope, ToolSchema};
@@ -43,6 +64,54 @@ pub use strict::NotStrict;
 use crate::ToolRuntime;
 use names::WireNames;
 use strict::{Dialect, Strict};
+
+/// One wire: what a provider's declarations, responses and result messages look like.
+/// Implemented by a unit type in the wire's own file; [`Provider`]'s methods call it
+/// through `with_wire!`, with static dispatch.
+trait Wire {
+    /// The strict mode of the provider: the constraint keywords its strict declarations
+    /// may carry (the others are left out and enforced by the runtime).
+    const STRICT: Dialect;
+
+    /// One tool's declaration: its wire `name`, its `description`, its parameter `schema`
+    /// (the strict form when it has one), and `"strict": strict` when strict mode was
+    /// asked for (`None` when it was not).
+    fn tool(name: &str, description: &str, schema: Value, strict: Option<bool>) -> Value;
+
+    /// The tool calls of a model response (as [`Provider::parse`] takes it), in the
+    /// model's order, each made by `parse::from_text` or `parse::from_value`; `bad` makes
+    /// the error for a response that does not have the wire's shape.
+    fn calls(
+        response: parse::Part<'_>,
+        declarations: Option<&Declarations>,
+        bad: impl Fn(String) -> crate::Error,
+    ) -> Result<Vec<ModelCall>, crate::Error>;
+
+    /// The result messages of one step ([`Provider::render`]): one per call in `calls`'
+    /// order, then the step's contexts. `results[i]` is the result of `calls[i]`.
+    fn messages(calls: &[ModelCall], results: &[ToolResult]) -> Vec<Value>;
+}
+
+/// Evaluates `$body` with the type `$wire` naming the [`Wire`] of `$provider`: the one
+/// place that lists the wires.
+macro_rules! with_wire {
+    ($provider:expr, $wire:ident => $body:expr) => {
+        match $provider {
+            Provider::OpenAiResponses => {
+                type $wire = openai_responses::OpenAiResponses;
+                $body
+            }
+            Provider::OpenAiChat => {
+                type $wire = openai_chat::OpenAiChat;
+                $body
+            }
+            Provider::Anthropic => {
+                type $wire = anthropic::Anthropic;
+                $body
+            }
+        }
+    };
+}
 
 /// A model API whose tool wire the runtime speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,13 +126,6 @@ pub enum Provider {
 }
 
 impl Provider {
-    fn dialect(self) -> Dialect {
-        match self {
-            Provider::OpenAiResponses | Provider::OpenAiChat => Dialect::OpenAi,
-            Provider::Anthropic => Dialect::Anthropic,
-        }
-    }
-
     /// The tools as this provider's request declares them. With `strict`, each tool whose
     /// schema has a strict form is declared strict; the others are declared as they are,
     /// and [`Declarations::refused`] says why.
@@ -112,75 +174,7 @@ impl Provider {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn declare(self, tools: &[ToolSchema], strict: bool) -> Declarations {
-        let mut declared = Vec::with_capacity(tools.len());
-        let mut strict_forms = HashMap::new();
-        let mut refused = Vec::new();
-        let names = WireNames::new(tools.iter().map(|tool| tool.name.as_str()));
-        for tool in tools {
-            let parameters = tool.parameters.as_value();
-            let form = if strict {
-                match Strict::new(parameters, self.dialect()) {
-                    Ok(form) => Some(form),
-                    Err(reason) => {
-                        refused.push((tool.name.as_str().to_owned(), reason));
-                        None
-                    }
-                }
-            } else {
-                None
-            };
-            let schema = form.as_ref().map_or(parameters, |f| &f.schema).clone();
-            let is_strict = form.is_some();
-            let name = names.wire(tool.name.as_str());
-            declared.push(self.tool_json(tool, name, schema, strict.then_some(is_strict)));
-            if let Some(form) = form {
-                strict_forms.insert(tool.name.as_str().to_owned(), form);
-            }
-        }
-        Declarations {
-            provider: self,
-            tools: declared,
-            strict: Arc::new(strict_forms),
-            refused,
-            names: Arc::new(names),
-        }
-    }
-
-    fn tool_json(
-        self,
-        tool: &ToolSchema,
-        name: &str,
-        schema: Value,
-        strict: Option<bool>,
-    ) -> Value {
-        let description = &*tool.description;
-        let mut out = match self {
-            Provider::OpenAiResponses => json!({
-                "type": "function",
-                "name": name,
-                "description": description,
-                "parameters": schema,
-            }),
-            Provider::OpenAiChat => json!({
-                "type": "function",
-                "function": {"name": name, "description": description, "parameters": schema},
-            }),
-            Provider::Anthropic => json!({
-                "name": name,
-                "description": description,
-                "input_schema": schema,
-            }),
-        };
-        if let Some(strict) = strict {
-            let target = match self {
-                Provider::OpenAiChat => &mut out["function"],
-                _ => &mut out,
-            };
-            if let Some(map) = target.as_object_mut() {
-                map.insert("strict".into(), Value::Bool(strict));
-            }
-        }
-        out
+        with_wire!(self, W => declare::<W>(self, tools, strict))
     }
 
     /// The tool calls of a model response (the whole response, or its `output` list, its
@@ -225,13 +219,58 @@ impl Provider {
         response: impl Into<ModelResponse<'a>>,
         declarations: Option<&Declarations>,
     ) -> Result<Vec<ModelCall>, crate::Error> {
-        parse::calls(self, response.into().0, declarations)
+        let bad = |message: String| crate::Error::ProviderResponse {
+            provider: self,
+            message,
+        };
+        with_wire!(self, W => W::calls(response.into().0, declarations, bad))
     }
 
     /// The result messages of one step: one per call in `calls`' order, then the step's
     /// contexts. `results[i]` is the result of `calls[i]`.
     pub fn render(self, calls: &[ModelCall], results: &[ToolResult]) -> Vec<Value> {
-        render::messages(self, calls, results)
+        with_wire!(self, W => W::messages(calls, results))
+    }
+}
+
+/// [`Provider::declare`] for the wire `W` of `provider`.
+fn declare<W: Wire>(provider: Provider, tools: &[ToolSchema], strict: bool) -> Declarations {
+    let mut declared = Vec::with_capacity(tools.len());
+    let mut strict_forms = HashMap::new();
+    let mut refused = Vec::new();
+    let names = WireNames::new(tools.iter().map(|tool| tool.name.as_str()));
+    for tool in tools {
+        let parameters = tool.parameters.as_value();
+        let form = if strict {
+            match Strict::new(parameters, W::STRICT) {
+                Ok(form) => Some(form),
+                Err(reason) => {
+                    refused.push((tool.name.as_str().to_owned(), reason));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let schema = form.as_ref().map_or(parameters, |f| &f.schema).clone();
+        let is_strict = form.is_some();
+        let name = names.wire(tool.name.as_str());
+        declared.push(W::tool(
+            name,
+            &tool.description,
+            schema,
+            strict.then_some(is_strict),
+        ));
+        if let Some(form) = form {
+            strict_forms.insert(tool.name.as_str().to_owned(), form);
+        }
+    }
+    Declarations {
+        provider,
+        tools: declared,
+        strict: Arc::new(strict_forms),
+        refused,
+        names: Arc::new(names),
     }
 }
 

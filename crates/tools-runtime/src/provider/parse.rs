@@ -1,4 +1,7 @@
-//! A model response's tool calls, per wire.
+//! A model response's tool calls: what every wire's walk shares. Each wire walks its own
+//! shape (`Wire::calls`, in the wire's file) with the helpers here,
+//! and makes each call with [`from_text`] (arguments as JSON text) or [`from_value`]
+//! (arguments as a JSON value).
 //!
 //! One walk serves a borrowed response and an owned one: each part of the response is a
 //! `Cow`, so that what the calls keep (ids, names, arguments) is copied out of a borrowed
@@ -11,81 +14,20 @@ use serde_json::Value;
 use tools_json::{ErrorCode, JsonValue, Limits};
 use tools_pipeline::{ToolCall, ToolResult};
 
-use super::{Declarations, ModelCall, Provider};
-use crate::Error;
+use super::{Declarations, ModelCall};
 
 /// How much of arguments that cannot be read is quoted back to the model.
 const EXCERPT: usize = 200;
 
 /// A part of the response: borrowed from the caller's, or taken out of an owned one.
-type Part<'a> = Cow<'a, Value>;
+pub(super) type Part<'a> = Cow<'a, Value>;
 
-pub(super) fn calls(
-    provider: Provider,
-    response: Part<'_>,
-    declarations: Option<&Declarations>,
-) -> Result<Vec<ModelCall>, Error> {
-    let bad = |message: String| Error::ProviderResponse { provider, message };
-    let mut out = Vec::new();
-    match provider {
-        Provider::OpenAiResponses => {
-            let items = items(pointer_or_self(response, "/output"))
-                .ok_or_else(|| bad("expected `output`, a list of items".into()))?;
-            for (i, mut item) in items.enumerate() {
-                if item.get("type").and_then(Value::as_str) != Some("function_call") {
-                    continue;
-                }
-                let call_id = take_text(&mut item, "call_id")
-                    .ok_or_else(|| bad(format!("output[{i}] has no `call_id`")))?;
-                let name = take_text(&mut item, "name")
-                    .ok_or_else(|| bad(format!("output[{i}] has no `name`")))?;
-                let arguments = take(&mut item, "arguments").unwrap_or(NULL);
-                out.push(from_text(call_id, name, arguments, declarations));
-            }
-        }
-        Provider::OpenAiChat => {
-            let mut message = pointer_or_self(response, "/choices/0/message");
-            let calls = match take(&mut message, "tool_calls") {
-                None => return Ok(out),
-                Some(calls) if calls.is_null() => return Ok(out),
-                Some(calls) => {
-                    items(calls).ok_or_else(|| bad("`tool_calls` is not a list".into()))?
-                }
-            };
-            for (i, mut call) in calls.enumerate() {
-                let call_id = take_text(&mut call, "id")
-                    .ok_or_else(|| bad(format!("tool_calls[{i}] has no `id`")))?;
-                let mut function = take(&mut call, "function").unwrap_or(NULL);
-                let name = take_text(&mut function, "name")
-                    .ok_or_else(|| bad(format!("tool_calls[{i}] has no `function.name`")))?;
-                let arguments = take(&mut function, "arguments").unwrap_or(NULL);
-                out.push(from_text(call_id, name, arguments, declarations));
-            }
-        }
-        Provider::Anthropic => {
-            let blocks = items(pointer_or_self(response, "/content"))
-                .ok_or_else(|| bad("expected `content`, a list of blocks".into()))?;
-            for (i, mut block) in blocks.enumerate() {
-                if block.get("type").and_then(Value::as_str) != Some("tool_use") {
-                    continue;
-                }
-                let call_id = take_text(&mut block, "id")
-                    .ok_or_else(|| bad(format!("content[{i}] has no `id`")))?;
-                let name = take_text(&mut block, "name")
-                    .ok_or_else(|| bad(format!("content[{i}] has no `name`")))?;
-                let input = take(&mut block, "input").unwrap_or(NULL);
-                out.push(from_value(call_id, name, input, declarations));
-            }
-        }
-    }
-    Ok(out)
-}
-
-const NULL: Part<'static> = Cow::Borrowed(&Value::Null);
+/// A missing member, read as `null`.
+pub(super) const NULL: Part<'static> = Cow::Borrowed(&Value::Null);
 
 /// The value at the JSON pointer `pointer` in `part` when there is one (taken out of an
 /// owned part), else `part` itself.
-fn pointer_or_self<'a>(part: Part<'a>, pointer: &str) -> Part<'a> {
+pub(super) fn pointer_or_self<'a>(part: Part<'a>, pointer: &str) -> Part<'a> {
     match part {
         Cow::Borrowed(value) => Cow::Borrowed(value.pointer(pointer).unwrap_or(value)),
         Cow::Owned(mut value) => match value.pointer_mut(pointer) {
@@ -97,7 +39,7 @@ fn pointer_or_self<'a>(part: Part<'a>, pointer: &str) -> Part<'a> {
 
 /// The member `key` of `part` (taken out of an owned part); a missing member is read as
 /// `null` by the callers (`NULL`).
-fn take<'a>(part: &mut Part<'a>, key: &str) -> Option<Part<'a>> {
+pub(super) fn take<'a>(part: &mut Part<'a>, key: &str) -> Option<Part<'a>> {
     match part {
         Cow::Borrowed(value) => {
             let value: &'a Value = value;
@@ -108,7 +50,7 @@ fn take<'a>(part: &mut Part<'a>, key: &str) -> Option<Part<'a>> {
 }
 
 /// The string member `key` of `part`.
-fn take_text(part: &mut Part<'_>, key: &str) -> Option<String> {
+pub(super) fn take_text(part: &mut Part<'_>, key: &str) -> Option<String> {
     match take(part, key)? {
         Cow::Borrowed(Value::String(text)) => Some(text.clone()),
         Cow::Owned(Value::String(text)) => Some(text),
@@ -117,7 +59,7 @@ fn take_text(part: &mut Part<'_>, key: &str) -> Option<String> {
 }
 
 /// The elements of a list part, or `None` when it is not a list.
-fn items(part: Part<'_>) -> Option<Items<'_>> {
+pub(super) fn items(part: Part<'_>) -> Option<Items<'_>> {
     match part {
         Cow::Borrowed(Value::Array(list)) => Some(Items::Borrowed(list.iter())),
         Cow::Owned(Value::Array(list)) => Some(Items::Owned(list.into_iter())),
@@ -126,7 +68,7 @@ fn items(part: Part<'_>) -> Option<Items<'_>> {
 }
 
 /// The elements of a list part, each a part.
-enum Items<'a> {
+pub(super) enum Items<'a> {
     Borrowed(std::slice::Iter<'a, Value>),
     Owned(std::vec::IntoIter<Value>),
 }
@@ -151,7 +93,7 @@ enum Arguments {
 }
 
 /// A call whose arguments are JSON text (OpenAI).
-fn from_text(
+pub(super) fn from_text(
     call_id: String,
     name: String,
     arguments: Part<'_>,
@@ -178,7 +120,7 @@ fn from_text(
 
 /// A call whose arguments are a JSON value already (Anthropic): moved out of an owned
 /// response (copied out of a borrowed one) and checked once.
-fn from_value(
+pub(super) fn from_value(
     call_id: String,
     name: String,
     input: Part<'_>,

@@ -25,16 +25,14 @@ use std::fmt;
 use serde_json::{Map, Value, json};
 use tools_json::{CompiledSchema, Path};
 
-/// Whose strict mode a schema is made for: each accepts some of the subset's constraint
-/// keywords.
+/// Whose strict mode a schema is made for: the constraint keywords of the subset
+/// ([`CONSTRAINTS`]) it accepts. Each wire names its own (`Wire::STRICT`); what a dialect
+/// does not accept is left out of the declaration, and the runtime still enforces it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Dialect {
-    /// OpenAI structured outputs (Responses and Chat Completions).
-    OpenAi,
-    /// Anthropic strict tool use.
-    Anthropic,
+pub(crate) struct Dialect {
+    /// The keywords of [`CONSTRAINTS`] it accepts.
+    accepts: &'static [&'static str],
 }
-
 /// The constraint keywords of the enforced subset a strict node may carry beside its
 /// structure (`type`, `properties`, `required`, `additionalProperties`, `items`, `oneOf`),
 /// in the order they are written: `enum`, `const`, the `format` annotation, and the bound
@@ -59,29 +57,35 @@ pub(super) const CONSTRAINTS: [&str; 16] = [
 ];
 
 impl Dialect {
-    /// Whether its strict mode accepts `keyword` (one of [`CONSTRAINTS`]). What it does not
-    /// accept is left out of the declaration, and the runtime still enforces it.
-    ///
-    /// OpenAI refuses `minLength`, `maxLength`, `uniqueItems`, `minProperties` and
-    /// `maxProperties`; Anthropic also the numeric bounds and `minItems` / `maxItems`.
+    /// OpenAI structured outputs (Responses and Chat Completions): refuses `minLength`,
+    /// `maxLength`, `uniqueItems`, `minProperties` and `maxProperties`.
+    pub(crate) const OPENAI: Dialect = Dialect::accepting(&[
+        "enum",
+        "const",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+    ]);
+
+    /// Anthropic strict tool use: refuses what OpenAI refuses, and also the numeric bounds
+    /// and `minItems` / `maxItems`.
+    pub(crate) const ANTHROPIC: Dialect =
+        Dialect::accepting(&["enum", "const", "pattern", "format"]);
+
+    /// The strict mode that accepts `keywords` (each one of [`CONSTRAINTS`]).
+    pub(crate) const fn accepting(keywords: &'static [&'static str]) -> Dialect {
+        Dialect { accepts: keywords }
+    }
+
+    /// Whether its strict mode accepts `keyword` (one of [`CONSTRAINTS`]).
     fn accepts(self, keyword: &str) -> bool {
-        match self {
-            Dialect::OpenAi => matches!(
-                keyword,
-                "enum"
-                    | "const"
-                    | "pattern"
-                    | "format"
-                    | "minimum"
-                    | "maximum"
-                    | "exclusiveMinimum"
-                    | "exclusiveMaximum"
-                    | "multipleOf"
-                    | "minItems"
-                    | "maxItems"
-            ),
-            Dialect::Anthropic => matches!(keyword, "enum" | "const" | "pattern" | "format"),
-        }
+        self.accepts.contains(&keyword)
     }
 }
 

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use super::*;
 
 fn strict(schema: Value) -> Result<Value, NotStrict> {
-    Strict::new(&schema, Dialect::OpenAi).map(|s| s.schema)
+    Strict::new(&schema, Dialect::OPENAI).map(|s| s.schema)
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn refused_keywords_are_left_out_listed_and_described() {
         "required": ["n", "s", "l"],
         "additionalProperties": false
     });
-    let openai = Strict::new(&schema, Dialect::OpenAi).unwrap();
+    let openai = Strict::new(&schema, Dialect::OPENAI).unwrap();
     assert_eq!(
         openai.left_out(),
         [
@@ -121,7 +121,7 @@ fn refused_keywords_are_left_out_listed_and_described() {
             }
         })
     );
-    let anthropic = Strict::new(&schema, Dialect::Anthropic).unwrap();
+    let anthropic = Strict::new(&schema, Dialect::ANTHROPIC).unwrap();
     assert_eq!(
         anthropic.left_out(),
         [
@@ -172,7 +172,7 @@ fn a_tool_without_parameters_is_strict() {
         json!({"type": "object", "properties": {}, "required": []}),
         json!({"type": "object", "additionalProperties": false}),
     ] {
-        for dialect in [Dialect::OpenAi, Dialect::Anthropic] {
+        for dialect in [Dialect::OPENAI, Dialect::ANTHROPIC] {
             let s = Strict::new(&schema, dialect).unwrap();
             assert_eq!(s.schema, closed, "{schema}");
             let mut args = json!({});
@@ -197,6 +197,17 @@ fn every_bound_keyword_is_a_listed_constraint() {
     }
 }
 
+/// A dialect names only constraint keywords: a keyword it "accepts" that is not one is
+/// never written, so the list would say more than the lowering does.
+#[test]
+fn every_dialect_keyword_is_a_listed_constraint() {
+    for dialect in [Dialect::OPENAI, Dialect::ANTHROPIC] {
+        for keyword in dialect.accepts {
+            assert!(CONSTRAINTS.contains(keyword), "{keyword}");
+        }
+    }
+}
+
 #[test]
 fn nulls_of_optional_properties_are_removed_before_validation() {
     let schema = json!({
@@ -213,7 +224,7 @@ fn nulls_of_optional_properties_are_removed_before_validation() {
         },
         "required": ["a"]
     });
-    let s = Strict::new(&schema, Dialect::OpenAi).unwrap();
+    let s = Strict::new(&schema, Dialect::OPENAI).unwrap();
     let mut args = json!({
         "a": "x", "b": null, "c": null,
         "list": [{"x": null}, {"x": 2}],
@@ -375,8 +386,8 @@ proptest! {
         seed in 1u64..,
     ) {
         let root = json!({"type": "object", "properties": properties});
-        prop_assert!(Strict::new(&root, Dialect::OpenAi).is_ok());
-        let strict = Strict::new(&root, Dialect::OpenAi).unwrap();
+        prop_assert!(Strict::new(&root, Dialect::OPENAI).is_ok());
+        let strict = Strict::new(&root, Dialect::OPENAI).unwrap();
         let mut seed = seed;
         let original = sample(&root, &mut seed);
         let mut decoded = original.clone();
@@ -593,7 +604,7 @@ proptest! {
         let full = tools_json::CompiledSchema::compile(&root).unwrap();
         let samples = tools_schema::testing::samples(&root).unwrap();
         prop_assert!(samples.iter().any(|s| full.is_valid(s)), "no valid sample of {}", root);
-        for dialect in [Dialect::OpenAi, Dialect::Anthropic] {
+        for dialect in [Dialect::OPENAI, Dialect::ANTHROPIC] {
             let strict = Strict::new(&root, dialect);
             prop_assert!(strict.is_ok(), "{:?}: {}", strict, root);
             let strict = strict.unwrap();
