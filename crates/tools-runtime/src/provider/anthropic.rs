@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use tools_pipeline::ToolResult;
 
-use super::parse::{self, NULL};
+use super::parse;
 use super::render::{self, Part};
 use super::strict::Dialect;
 use super::{Declarations, ModelCall, Wire};
@@ -23,11 +23,7 @@ impl Wire for Anthropic {
             "description": description,
             "input_schema": schema,
         });
-        if let Some(strict) = strict
-            && let Some(map) = out.as_object_mut()
-        {
-            map.insert("strict".into(), Value::Bool(strict));
-        }
+        super::add_strict(out.as_object_mut(), strict);
         out
     }
 
@@ -36,21 +32,15 @@ impl Wire for Anthropic {
         declarations: Option<&Declarations>,
         bad: impl Fn(String) -> Error,
     ) -> Result<Vec<ModelCall>, Error> {
-        let mut out = Vec::new();
-        let blocks = parse::items(parse::pointer_or_self(response, "/content"))
-            .ok_or_else(|| bad("expected `content`, a list of blocks".into()))?;
-        for (i, mut block) in blocks.enumerate() {
-            if block.get("type").and_then(Value::as_str) != Some("tool_use") {
-                continue;
-            }
-            let call_id = parse::take_text(&mut block, "id")
-                .ok_or_else(|| bad(format!("content[{i}] has no `id`")))?;
-            let name = parse::take_text(&mut block, "name")
-                .ok_or_else(|| bad(format!("content[{i}] has no `name`")))?;
-            let input = parse::take(&mut block, "input").unwrap_or(NULL);
-            out.push(parse::from_value(call_id, name, input, declarations));
-        }
-        Ok(out)
+        let items = parse::CallItems {
+            list: "/content",
+            name: "content",
+            holds: "a list of blocks",
+            kind: "tool_use",
+            id: "id",
+            arguments: "input",
+        };
+        parse::typed_calls(response, &items, parse::from_value, declarations, bad)
     }
 
     fn messages(calls: &[ModelCall], results: &[ToolResult]) -> Vec<Value> {

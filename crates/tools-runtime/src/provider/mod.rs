@@ -65,6 +65,14 @@ use crate::ToolRuntime;
 use names::WireNames;
 use strict::{Dialect, Strict};
 
+/// Adds `"strict": strict` to a wire's tool declaration (`object`) when the declaration
+/// says whether the tool is strict.
+fn add_strict(object: Option<&mut serde_json::Map<String, Value>>, strict: Option<bool>) {
+    if let (Some(map), Some(strict)) = (object, strict) {
+        map.insert("strict".into(), Value::Bool(strict));
+    }
+}
+
 /// One wire: what a provider's declarations, responses and result messages look like.
 /// Implemented by a unit type in the wire's own file; [`Provider`]'s methods call it
 /// through `with_wire!`, with static dispatch.

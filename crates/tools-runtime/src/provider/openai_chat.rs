@@ -22,11 +22,7 @@ impl Wire for OpenAiChat {
             "type": "function",
             "function": {"name": name, "description": description, "parameters": schema},
         });
-        if let Some(strict) = strict
-            && let Some(map) = out["function"].as_object_mut()
-        {
-            map.insert("strict".into(), Value::Bool(strict));
-        }
+        super::add_strict(out["function"].as_object_mut(), strict);
         out
     }
 

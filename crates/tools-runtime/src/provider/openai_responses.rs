@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tools_pipeline::ToolResult;
 
-use super::parse::{self, NULL};
+use super::parse;
 use super::render::{self, Part};
 use super::strict::Dialect;
 use super::{Declarations, ModelCall, Wire};
@@ -23,11 +23,7 @@ impl Wire for OpenAiResponses {
             "description": description,
             "parameters": schema,
         });
-        if let Some(strict) = strict
-            && let Some(map) = out.as_object_mut()
-        {
-            map.insert("strict".into(), Value::Bool(strict));
-        }
+        super::add_strict(out.as_object_mut(), strict);
         out
     }
 
@@ -36,21 +32,15 @@ impl Wire for OpenAiResponses {
         declarations: Option<&Declarations>,
         bad: impl Fn(String) -> Error,
     ) -> Result<Vec<ModelCall>, Error> {
-        let mut out = Vec::new();
-        let items = parse::items(parse::pointer_or_self(response, "/output"))
-            .ok_or_else(|| bad("expected `output`, a list of items".into()))?;
-        for (i, mut item) in items.enumerate() {
-            if item.get("type").and_then(Value::as_str) != Some("function_call") {
-                continue;
-            }
-            let call_id = parse::take_text(&mut item, "call_id")
-                .ok_or_else(|| bad(format!("output[{i}] has no `call_id`")))?;
-            let name = parse::take_text(&mut item, "name")
-                .ok_or_else(|| bad(format!("output[{i}] has no `name`")))?;
-            let arguments = parse::take(&mut item, "arguments").unwrap_or(NULL);
-            out.push(parse::from_text(call_id, name, arguments, declarations));
-        }
-        Ok(out)
+        let items = parse::CallItems {
+            list: "/output",
+            name: "output",
+            holds: "a list of items",
+            kind: "function_call",
+            id: "call_id",
+            arguments: "arguments",
+        };
+        parse::typed_calls(response, &items, parse::from_text, declarations, bad)
     }
 
     fn messages(calls: &[ModelCall], results: &[ToolResult]) -> Vec<Value> {

@@ -92,6 +92,49 @@ enum Arguments {
     Wire(Value),
 }
 
+/// Where a wire lists its calls: a list of typed items, the calls being those of one type.
+pub(super) struct CallItems {
+    /// The JSON pointer of the list (or the response itself when it is the list).
+    pub(super) list: &'static str,
+    /// The list's name in messages (`output`, `content`).
+    pub(super) name: &'static str,
+    /// What the list holds, for the message when it is missing (`a list of items`).
+    pub(super) holds: &'static str,
+    /// The `type` of the items that are calls.
+    pub(super) kind: &'static str,
+    /// The member holding the call's id.
+    pub(super) id: &'static str,
+    /// The member holding the arguments.
+    pub(super) arguments: &'static str,
+}
+
+/// The calls among the typed items of `response` described by `items`, each made by
+/// `make` ([`from_text`] or [`from_value`]) from its id, name and arguments.
+pub(super) fn typed_calls(
+    response: Part<'_>,
+    items: &CallItems,
+    make: fn(String, String, Part<'_>, Option<&Declarations>) -> ModelCall,
+    declarations: Option<&Declarations>,
+    bad: impl Fn(String) -> crate::Error,
+) -> Result<Vec<ModelCall>, crate::Error> {
+    let name = items.name;
+    let list = self::items(pointer_or_self(response, items.list))
+        .ok_or_else(|| bad(format!("expected `{name}`, {}", items.holds)))?;
+    let mut out = Vec::new();
+    for (i, mut item) in list.enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some(items.kind) {
+            continue;
+        }
+        let call_id = take_text(&mut item, items.id)
+            .ok_or_else(|| bad(format!("{name}[{i}] has no `{}`", items.id)))?;
+        let tool = take_text(&mut item, "name")
+            .ok_or_else(|| bad(format!("{name}[{i}] has no `name`")))?;
+        let arguments = take(&mut item, items.arguments).unwrap_or(NULL);
+        out.push(make(call_id, tool, arguments, declarations));
+    }
+    Ok(out)
+}
+
 /// A call whose arguments are JSON text (OpenAI).
 pub(super) fn from_text(
     call_id: String,
