@@ -6,6 +6,7 @@
 
 mod child;
 mod frames;
+mod meter;
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "quickjs-process")]
@@ -35,7 +36,7 @@ use tools_json::Limits;
 
 use self::child::{GroupKiller, Launch, Process, Reader, Writer, read_some, spawn};
 use self::frames::{Allowance, Checker, Done, Frame, Lines, Stray, boot_frame};
-use self::sandbox::{cpu_millis, tree_usage};
+use self::meter::{cpu_millis, tree_usage};
 use super::lifecycle::{RunGuard, RunRegistry};
 use super::wire;
 use super::{
