@@ -21,6 +21,9 @@
 //! - `cargo xtask mcp-blackbox [--bench]`: the MCP gateway and server front driven by the
 //!   Python SDK's client and the MCP Inspector CLI, against `mcp-server-time` and
 //!   `server-everything` (pinned, installed under `target/mcp-blackbox`); part of `test`.
+//! - `cargo xtask publish-check [--no-verify]`: `cargo package --workspace` (every published
+//!   crate packaged and built from its package, in dependency order), then
+//!   `cargo-semver-checks` against the last release tag (`v*`) once there is one.
 //! - `cargo xtask bench [--full] [--runs N] [--write-docs]`: runs every benchmark scenario (N times), prints
 //!   `<id> median_ns=<n> baseline_ns=<n> ratio=<n>` lines and a table, and with
 //!   `--write-docs` rewrites the summary block of `docs/benchmarks.md`.
@@ -32,6 +35,7 @@ mod bench;
 mod codegen;
 mod install;
 mod mcp;
+mod publish;
 mod sdk;
 mod wire;
 
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("mcp-blackbox") => mcp::run(&args[1..]),
         Some("wire-check") => wire::run(&args[1..]),
+        Some("publish-check") => publish::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             Ok(())
@@ -81,6 +86,9 @@ commands:
                         drive the MCP gateway with real MCP clients and servers (pinned
                         PyPI and npm installs under target/mcp-blackbox); --bench: measure
                         its overhead against a direct call
+  publish-check [--no-verify]
+                        cargo package --workspace (each crate built from its package, in
+                        dependency order), then cargo-semver-checks against the last v* tag
   bench [--full] [--runs N] [--write-docs]
                         run every benchmark scenario (the whole suite N times: medians over
                         the runs); print `<id> median_ns= baseline_ns= ratio=` lines and a

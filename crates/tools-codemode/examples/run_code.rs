@@ -26,12 +26,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tools_codemode::{
-    CodeModeConfig, CodeRuntime, Isolation, PythonOptions, PythonRuntime, QuickJsProcessOptions,
-    QuickJsProcessRuntime, QuickJsRuntime, RuntimeLimits,
-};
+use tools_codemode::{CodeModeConfig, CodeRuntime, RuntimeLimits};
 use tools_pipeline::{Pipeline, ToolCall};
+use tools_quickjs::QuickJsRuntime;
 use tools_registry::{OutputDecl, PresentationMode, Registry, ToolDefinition, ToolError, text_of};
+use tools_sandbox::{
+    Isolation, PythonOptions, PythonRuntime, QuickJsProcessOptions, QuickJsProcessRuntime,
+};
 
 /// The first argument on which this binary runs as the confined QuickJS worker.
 const WORKER_FLAG: &str = "--codemode-worker";
@@ -216,7 +217,7 @@ fn main() -> ExitCode {
         .nth(1)
         .is_some_and(|arg| arg == WORKER_FLAG)
     {
-        return tools_codemode::quickjs_worker_main();
+        return tools_quickjs::quickjs_worker_main();
     }
     let options = match parse_options() {
         Ok(options) => options,

@@ -1,13 +1,11 @@
 #![doc = include_str!("../README.md")]
-// `deny`, not `forbid`: one engine-binding module, `runtime/quickjs/prelude_bytecode.rs`,
-// allows it for loading the prelude's bytecode (its SAFETY comment says why that is sound).
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "bridge")]
 mod bridge;
-mod error;
 mod runtime;
-mod sdk;
+#[cfg(feature = "test-util")]
+pub mod testing;
 
 #[cfg(feature = "bridge")]
 pub use bridge::{
@@ -17,7 +15,7 @@ pub use bridge::{
     install, render_run_code_output, run_code_output_schema, run_code_parameters, sdk_section,
     sdk_tools,
 };
-pub use error::Error;
+pub use runtime::kit;
 pub use runtime::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingError, BindingFuture, BindingHost,
     BindingNamespace, BindingOutcome, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime,
@@ -26,16 +24,10 @@ pub use runtime::{
     RESOLUTION_NOT_LOSSLESS, RunFuture, RuntimeLimits, UNRENDERABLE_MESSAGE,
     is_portable_identifier, json_string_len, json_value_len, validate_bindings,
 };
-#[cfg(feature = "process")]
-pub use runtime::{DEFAULT_MAX_PROCESSES, Isolation, SandboxUser};
-#[cfg(feature = "python")]
-pub use runtime::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
-#[cfg(feature = "quickjs-process")]
-pub use runtime::{QuickJsProcessOptions, QuickJsProcessRuntime};
-#[cfg(feature = "quickjs")]
-pub use runtime::{QuickJsRuntime, quickjs_worker_main};
-pub use sdk::{
-    Language, LanguageBinding, RunCodeFlavour, SDK_HEADING, SdkRenderer, ToolSdkSchema,
+/// The SDK side of Code Mode (`tools-codemode-sdk`): the languages, their renderers and the
+/// tool shape they render.
+pub use tools_codemode_sdk::{
+    Error, Language, LanguageBinding, RunCodeFlavour, SDK_HEADING, SdkRenderer, ToolSdkSchema,
     json_schema_to_py, json_schema_to_ts,
 };
 

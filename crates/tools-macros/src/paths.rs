@@ -1,6 +1,6 @@
 //! Where the generated code finds the runtime: the path of `tools-schema` (for the
 //! derives) and of `tools-registry` (for `#[tool]`), whichever of those crates or
-//! `tools-runtime` (which re-exports both under `crates::`) the user depends on, under
+//! `tools-runtime` (which re-exports both under its hidden `__private` module) the user depends on, under
 //! whatever name (`proc-macro-crate` reads the user's manifest).
 
 use proc_macro_crate::{FoundCrate, crate_name};
@@ -28,7 +28,7 @@ const SCHEMA: [Route; 2] = [
     Route {
         package: "tools-runtime",
         itself: "tools_runtime",
-        below: &["crates", "schema"],
+        below: &["__private", "schema"],
     },
 ];
 
@@ -42,7 +42,7 @@ const REGISTRY: [Route; 2] = [
     Route {
         package: "tools-runtime",
         itself: "tools_runtime",
-        below: &["crates", "registry"],
+        below: &["__private", "registry"],
     },
 ];
 
@@ -106,7 +106,7 @@ mod tests {
         let front = FoundCrate::Name("tools_runtime".into());
         assert_eq!(
             resolved(&[("tools-runtime", front)]),
-            ":: tools_runtime :: crates :: schema"
+            ":: tools_runtime :: __private :: schema"
         );
         let both = [
             ("tools-runtime", FoundCrate::Name("rt".into())),

@@ -41,7 +41,7 @@ pub enum Error {
         tool: String,
         /// The registry's refusal.
         #[source]
-        source: tools_runtime::RegistryError,
+        source: tools_runtime::tools::RegistryError,
     },
     /// Building the runtime the gateway serves failed.
     #[error(transparent)]

@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::{Map, Value, json};
-use tools_runtime::crates::json::ErrorCode;
-use tools_runtime::{Code, ContentBlock, ToolDefinition, ToolError, ToolResult};
+use tools_json::ErrorCode;
+use tools_runtime::{
+    ToolDefinition, ToolError, ToolResult, presentation::ContentBlock, tools::Code,
+};
 
 /// The `_meta` key of an error result's machine code (`"DENIED"`, `"INVALID_ARGS"`, …).
 pub const CODE_META_KEY: &str = "code";

@@ -38,7 +38,7 @@ pub use hints::ToolHints;
 pub use mode::{PresentationMode, ToolFilter};
 pub use name::{RUN_CODE, ToolName};
 pub use output::{MetaFn, Output, OutputDecl, RenderFn, text_of};
-pub use projection::ToolSchema;
+pub use projection::ToolSpec;
 pub use registry::{Registration, Registry, RegistryBuilder};
 pub use scope::AgentScope;
 pub use tool_error::{Code, ToolError};

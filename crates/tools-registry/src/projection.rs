@@ -13,7 +13,7 @@ use crate::{ToolDefinition, ToolName};
 ///
 /// Serializes as `{"name", "description", "parameters"}`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ToolSchema {
+pub struct ToolSpec {
     /// The tool's name.
     pub name: ToolName,
     /// The description.
@@ -22,10 +22,10 @@ pub struct ToolSchema {
     pub parameters: JsonValue,
 }
 
-impl serde::Serialize for ToolSchema {
+impl serde::Serialize for ToolSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut out = serializer.serialize_struct("ToolSchema", 3)?;
+        let mut out = serializer.serialize_struct("ToolSpec", 3)?;
         out.serialize_field("name", self.name.as_str())?;
         out.serialize_field("description", &*self.description)?;
         out.serialize_field("parameters", &self.parameters)?;
@@ -33,10 +33,10 @@ impl serde::Serialize for ToolSchema {
     }
 }
 
-impl ToolSchema {
+impl ToolSpec {
     /// The projection of a definition.
-    pub fn of(definition: &ToolDefinition) -> ToolSchema {
-        ToolSchema {
+    pub fn of(definition: &ToolDefinition) -> ToolSpec {
+        ToolSpec {
             name: definition.name().clone(),
             description: definition.description().into(),
             parameters: definition.parameters().clone(),

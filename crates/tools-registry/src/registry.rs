@@ -13,7 +13,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Wea
 use crate::change::Change;
 use crate::held::{CachedView, HeldView, ViewCache};
 use crate::layers::{GLOBAL, State, build_view, inherited_names, scope_of};
-use crate::projection::ToolSchema;
+use crate::projection::ToolSpec;
 use crate::view::View;
 use crate::{
     AgentScope, Error, Guard, PresentationMode, RUN_CODE, ToolDefinition, ToolFilter, ToolName,
@@ -253,7 +253,7 @@ impl Registry {
 
     /// The model-facing projection of what `agent` can see (its capability catalogue;
     /// includes `run_code` in `code`/`both` scopes).
-    pub fn schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSchema]> {
+    pub fn schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSpec]> {
         self.view(agent).schemas()
     }
 }

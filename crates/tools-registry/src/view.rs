@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use indexmap::IndexMap;
 use tools_json::JsonValue;
 
-use crate::projection::ToolSchema;
+use crate::projection::ToolSpec;
 use crate::{Guard, PresentationMode, RUN_CODE, ToolDefinition, ToolName};
 
 /// The visible tools of a view, in view order.
@@ -28,8 +28,8 @@ pub struct View {
     mode: PresentationMode,
     visible: VisibleMap,
     guards: Arc<[Arc<dyn Guard>]>,
-    schemas: OnceLock<Arc<[ToolSchema]>>,
-    wire: OnceLock<Arc<[ToolSchema]>>,
+    schemas: OnceLock<Arc<[ToolSpec]>>,
+    wire: OnceLock<Arc<[ToolSpec]>>,
     /// The registry generation the view was built at (see [`Registry::generation`]).
     ///
     /// [`Registry::generation`]: crate::Registry::generation
@@ -137,23 +137,23 @@ impl View {
 
     /// The capability catalogue: every visible tool as `{name, description, parameters}`,
     /// in view order. Built once per view.
-    pub fn schemas(&self) -> Arc<[ToolSchema]> {
+    pub fn schemas(&self) -> Arc<[ToolSpec]> {
         Arc::clone(
             self.schemas
-                .get_or_init(|| self.visible.values().map(ToolSchema::of).collect()),
+                .get_or_init(|| self.visible.values().map(ToolSpec::of).collect()),
         )
     }
 
     /// The tools announced to the model: every visible tool in `native` and `both`
     /// (`run_code` last), only `run_code` in `code`.
-    pub fn wire_schemas(&self) -> Arc<[ToolSchema]> {
+    pub fn wire_schemas(&self) -> Arc<[ToolSpec]> {
         Arc::clone(self.wire.get_or_init(|| {
             match self.mode {
                 PresentationMode::Code => self
                     .visible
                     .values()
                     .filter(|def| def.name().is_run_code())
-                    .map(ToolSchema::of)
+                    .map(ToolSpec::of)
                     .collect(),
                 PresentationMode::Native | PresentationMode::Both => self.schemas().to_vec().into(),
             }

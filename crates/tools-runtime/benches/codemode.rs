@@ -27,8 +27,12 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-use tools_codemode::QuickJsRuntime;
-use tools_runtime::{CodeRuntime, PresentationMode, RuntimeLimits, ToolCall, ToolRuntime};
+use tools_quickjs::QuickJsRuntime;
+use tools_runtime::{
+    ToolCall, ToolRuntime,
+    codemode::{CodeRuntime, RuntimeLimits},
+    tools::PresentationMode,
+};
 use tower::{ServiceExt, service_fn};
 
 #[path = "../../tools-registry/benches/common/tools.rs"]

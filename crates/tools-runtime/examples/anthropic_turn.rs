@@ -15,7 +15,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use tools_runtime::{CancellationToken, Provider};
+use tools_runtime::{CancellationToken, provider::Provider};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -52,7 +52,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_pipeline::Pipeline;
 use tools_registry::{Registry, define_tool};
-use tools_runtime::{Provider, ToolCall, ToolRuntime};
+use tools_runtime::{ToolCall, ToolRuntime, provider::Provider};
 
 #[path = "../../tools-registry/benches/common/tools.rs"]
 mod tools;
@@ -121,7 +121,7 @@ fn code_runs(mode: &str, n: usize) -> Duration {
         .enable_all()
         .build()
         .unwrap();
-    let code_runtime: std::sync::Arc<dyn tools_runtime::CodeRuntime> = if mode == "f1"
+    let code_runtime: std::sync::Arc<dyn tools_runtime::codemode::CodeRuntime> = if mode == "f1"
         || mode == "f2"
     {
         std::sync::Arc::new(FakeRuntime {
@@ -130,11 +130,12 @@ fn code_runs(mode: &str, n: usize) -> Duration {
         })
     } else {
         std::sync::Arc::new(
-            tools_codemode::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap(),
+            tools_quickjs::QuickJsRuntime::new(tools_runtime::codemode::RuntimeLimits::default())
+                .unwrap(),
         )
     };
     let runtime = ToolRuntime::builder()
-        .mode(tools_runtime::PresentationMode::Code)
+        .mode(tools_runtime::tools::PresentationMode::Code)
         .code_runtime(code_runtime)
         .build()
         .unwrap();

@@ -28,8 +28,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tools_runtime::{
-    DispatchRequest, HookOptions, LATENCY_BUCKETS, Metrics, OutputDecl, RegistryError, ToolCall,
-    ToolDefinition, ToolError, ToolResult, ToolRuntime, layer,
+    ToolCall, ToolDefinition, ToolError, ToolResult, ToolRuntime,
+    hooks::{DispatchRequest, HookOptions, layer},
+    metrics::{LATENCY_BUCKETS, Metrics},
+    tools::{OutputDecl, RegistryError},
 };
 
 /// The code a flaky upstream fails with; only this one is worth retrying.

@@ -1,9 +1,14 @@
-//! Batch approval: one question for every call of a batch that asks.
+//! Approval: the policy that answers a call that asks ([`Approval`]), the memory of
+//! answers ([`ApprovalStore`]), and batch approval, one question for every call of a batch
+//! that asks ([`BatchApproval`]).
 
 use std::future::Future;
 use std::pin::Pin;
 
-use tools_pipeline::{ApprovalOutcome, ApprovalRequest, ToolError};
+use tools_pipeline::ToolError;
+pub use tools_pipeline::{
+    Approval, ApprovalOutcome, ApprovalRequest, ApprovalStore, MemoryApprovalStore,
+};
 
 /// Answers the `ask` decisions of one batch with one question (opt-in; see
 /// [`crate::RuntimeBuilder::batch_approval`]).

@@ -26,7 +26,7 @@ pub enum Error {
     #[error("the {provider:?} response cannot be read: {message}")]
     ProviderResponse {
         /// The provider.
-        provider: crate::Provider,
+        provider: crate::provider::Provider,
         /// What is wrong, where.
         message: String,
     },

@@ -1,83 +1,93 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-mod approval;
+pub mod approval;
 mod batch;
-mod budget;
+pub mod budget;
 mod error;
-mod metrics;
-mod provider;
+pub mod metrics;
+pub mod provider;
 mod runtime;
 mod span;
 mod timeout;
 
-pub use approval::BatchApproval;
-pub use batch::{Batch, BatchEvent};
-pub use budget::{
-    MemoryResultStore, OutputBudget, READ_RESULT, ResultStore, StoredResult, cut_handle,
-};
-pub use error::Error;
-pub use metrics::{LATENCY_BUCKETS, Metrics, ToolStats};
-pub use provider::{Declarations, ModelCall, ModelResponse, NotStrict, Provider, TurnStep};
-pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};
-pub use timeout::TimeoutPolicy;
-
 pub mod prelude;
 
-// The front door: everything a host writes in the common case, so that a host depends on
-// this crate alone (plus tokio, serde and serde_json).
+// The front door: a handful of names at the root (what nearly every host writes) and one
+// module per concern. A host depends on this crate alone (plus tokio, serde and serde_json).
 
-// Tools: definitions (raw and typed), their outputs, the run context, errors.
-/// What making a call can refuse (`tools_pipeline::Error`: an empty tool name).
-pub use tools_pipeline::Error as CallError;
-/// What registering or building a tool can refuse (`tools_registry::Error`).
-pub use tools_registry::Error as RegistryError;
-pub use tools_registry::{
-    AgentScope, CallInfo, Code, Guard, OutputDecl, Registration, Registry, RunContext, ToolContext,
-    ToolDefinition, ToolError, ToolSchema, TypedToolBuilder, define_tool,
-};
-pub use tools_registry::{ExecutionMode, PresentationMode, ToolFilter};
-// Typed tools take their schemas from their types: the `ToolArgs` trait and derive, the
-// `ToolSchema` derive (its trait is `prelude::ToolSchema`: here the name is the model-facing
-// projection), `NoArgs`, and `#[tool]` on an `async fn`.
-pub use tools_macros::ToolSchema;
-pub use tools_registry::tool;
-pub use tools_schema::{NoArgs, ToolArgs};
-// The schema DSL, for hand-written schemas.
-pub use tools_schema::{Params, Schema, params};
-// Values and error codes.
+pub use batch::{Batch, BatchEvent};
+pub use error::Error;
+pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};
+pub use timeout::TimeoutPolicy;
+// Tools, calls, results and errors.
 pub use tools_json::{ErrorCode, JsonValue};
-// Result content.
-pub use tools_presentation::ContentBlock;
-// Calls, results, hooks, decisions, approval.
-pub use tools_pipeline::{
-    Approval, ApprovalOutcome, ApprovalRequest, ApprovalStore, DispatchNext, DispatchRequest,
-    Execution, FromFn, FromFnWithState, Hook, HookFuture, HookOptions, Hooked, LayerHook,
-    MemoryApprovalStore, Next, Outcome, Pipeline, PostDecision, PostNext, PostRequest, PreDecision,
-    PreNext, PreRequest, Replacement, ToolCall, ToolResult, from_fn, from_fn_with_state, layer,
-};
+pub use tools_pipeline::{ToolCall, ToolResult};
+pub use tools_registry::{RunContext, ToolContext, ToolDefinition, ToolError, define_tool, tool};
+// Typed tools take their schemas from their types: the `ToolArgs` and `ToolSchema` traits,
+// each with its derive of the same name, and `#[tool]` on an `async fn`.
+pub use tools_schema::{ToolArgs, ToolSchema};
 // Cancellation, as every call and batch takes it.
 pub use tokio_util::sync::CancellationToken;
 
-// Code Mode: the configuration is always here; each engine is an opt-in feature.
-#[cfg(any(feature = "python", feature = "quickjs-process"))]
-pub use tools_codemode::Isolation;
-#[cfg(feature = "quickjs")]
-pub use tools_codemode::QuickJsRuntime;
-pub use tools_codemode::{
-    CodeModeConfig, CodeRuntime, DispatchSettled, DispatchSink, DispatchStarted, RuntimeLimits,
-};
-#[cfg(feature = "python")]
-pub use tools_codemode::{PythonOptions, PythonRuntime};
-#[cfg(feature = "quickjs-process")]
-pub use tools_codemode::{QuickJsProcessOptions, QuickJsProcessRuntime};
+/// Defining and registering tools: the registry, scopes, typed builders, the schema DSL,
+/// declared outputs and result content.
+pub mod tools {
+    pub use tools_presentation::ContentBlock;
+    /// What registering or building a tool can refuse (`tools_registry::Error`).
+    pub use tools_registry::Error as RegistryError;
+    pub use tools_registry::{
+        AgentScope, CallInfo, Change, Code, ExecutionMode, Guard, OutputDecl, PresentationMode,
+        Registration, Registry, ToolFilter, ToolSpec, TypedToolBuilder, View,
+    };
+    pub use tools_schema::{NoArgs, Params, Schema, params};
+}
 
-/// The crates behind the front door, for what it does not re-export.
-pub mod crates {
-    pub use tools_codemode as codemode;
-    pub use tools_json as json;
-    pub use tools_pipeline as pipeline;
-    pub use tools_presentation as presentation;
+/// How calls and results look to people: result content, UI cards for calls and results,
+/// typed presenters, and the Agent Client Protocol mapping (`tools-presentation`).
+pub mod presentation {
+    pub use tools_presentation::*;
+}
+
+/// Hooks around every call: the stages' requests, continuations and decisions, closures
+/// (`from_fn`) and tower layers (`layer`) as hooks, and the pipeline they run in.
+pub mod hooks {
+    /// What making a call can refuse (`tools_pipeline::Error`: an empty tool name).
+    pub use tools_pipeline::Error as CallError;
+    pub use tools_pipeline::{
+        DispatchNext, DispatchRequest, Execution, FromFn, FromFnWithState, Hook, HookOptions,
+        Hooked, LayerHook, Next, Outcome, Pipeline, PostDecision, PostNext, PostRequest,
+        PreDecision, PreNext, PreRequest, Replacement, from_fn, from_fn_with_state, layer,
+    };
+}
+
+/// Code Mode on a [`ToolRuntime`]: the configuration is always here; each engine is an
+/// opt-in feature (`quickjs`, `python`, `quickjs-process`).
+pub mod codemode {
+    pub use tools_codemode::{
+        CodeModeConfig, CodeRuntime, DispatchSettled, DispatchSink, DispatchStarted, Language,
+        RuntimeLimits,
+    };
+    #[cfg(feature = "quickjs")]
+    pub use tools_quickjs::{QuickJsRuntime, quickjs_worker_main};
+    #[cfg(any(feature = "python", feature = "quickjs-process"))]
+    pub use tools_sandbox::{Isolation, SandboxUser};
+    #[cfg(feature = "python")]
+    pub use tools_sandbox::{PythonOptions, PythonRuntime};
+    #[cfg(feature = "quickjs-process")]
+    pub use tools_sandbox::{QuickJsProcessOptions, QuickJsProcessRuntime};
+}
+
+/// The named futures of the front door, as tower keeps its futures apart.
+pub mod future {
+    pub use tools_codemode::{DisposeFuture, RunFuture};
+    pub use tools_pipeline::HookFuture;
+}
+
+/// The crates the derives and `#[tool]` expand to when a host depends on this crate alone.
+/// Not part of the API: hosts use the modules above.
+#[doc(hidden)]
+pub mod __private {
     pub use tools_registry as registry;
     pub use tools_schema as schema;
 }

@@ -4,7 +4,9 @@
 //! [`ToolSchema`] (the trait and the derive), [`NoArgs`], [`OutputDecl`], [`Schema`],
 //! [`params`], [`RunContext`], [`ToolError`]), the runtime ([`ToolRuntime`], [`ToolCall`],
 //! [`ToolResult`], [`ErrorCode`], [`CancellationToken`]), hooks ([`from_fn`], [`layer`],
-//! the requests, the `Next` aliases and the decisions) and approval.
+//! the requests, the `Next` aliases and the decisions), approval, and Code Mode
+//! ([`PresentationMode`], [`CodeModeConfig`], [`RuntimeLimits`], [`CodeRuntime`],
+//! [`Language`], and each engine its feature turns on).
 //!
 //! A typed tool in a few lines, with only `tools-runtime` and `serde` as dependencies:
 //!
@@ -28,14 +30,25 @@
 //!     tool.parameters().to_string(),
 //!     r#"{"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the file."}},"required":["path"]}"#
 //! );
-//! # Ok::<(), tools_runtime::RegistryError>(())
+//! # Ok::<(), tools_runtime::tools::RegistryError>(())
 //! ```
 
-pub use crate::{
-    ApprovalOutcome, ApprovalRequest, CancellationToken, DispatchNext, DispatchRequest, ErrorCode,
-    HookOptions, NoArgs, OutputDecl, PostDecision, PostNext, PostRequest, PreDecision, PreNext,
-    PreRequest, RunContext, Schema, ToolArgs, ToolCall, ToolDefinition, ToolError, ToolResult,
-    ToolRuntime, define_tool, from_fn, layer, params, tool,
+pub use crate::approval::{ApprovalOutcome, ApprovalRequest};
+#[cfg(any(feature = "python", feature = "quickjs-process"))]
+pub use crate::codemode::Isolation;
+#[cfg(feature = "quickjs")]
+pub use crate::codemode::QuickJsRuntime;
+pub use crate::codemode::{CodeModeConfig, CodeRuntime, Language, RuntimeLimits};
+#[cfg(feature = "python")]
+pub use crate::codemode::{PythonOptions, PythonRuntime};
+#[cfg(feature = "quickjs-process")]
+pub use crate::codemode::{QuickJsProcessOptions, QuickJsProcessRuntime};
+pub use crate::hooks::{
+    DispatchNext, DispatchRequest, HookOptions, PostDecision, PostNext, PostRequest, PreDecision,
+    PreNext, PreRequest, from_fn, layer,
 };
-/// The author value schema of a type: the trait and its derive.
-pub use tools_schema::ToolSchema;
+pub use crate::tools::{NoArgs, OutputDecl, PresentationMode, Schema, params};
+pub use crate::{
+    CancellationToken, ErrorCode, RunContext, ToolArgs, ToolCall, ToolDefinition, ToolError,
+    ToolResult, ToolRuntime, ToolSchema, define_tool, tool,
+};

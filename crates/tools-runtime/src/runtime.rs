@@ -10,8 +10,8 @@ use tools_pipeline::{
     PreRequest, ToolCall, ToolResult,
 };
 use tools_registry::{
-    AgentScope, ExecutionMode, Guard, PresentationMode, Registration, Registry, ToolDefinition,
-    ToolFilter, ToolSchema,
+    AgentScope, Change, ExecutionMode, Guard, PresentationMode, Registration, Registry,
+    ToolDefinition, ToolFilter, ToolSpec, View,
 };
 use tracing::Instrument;
 
@@ -122,12 +122,27 @@ impl fmt::Debug for RuntimeConfig {
 pub struct RuntimeBuilder {
     config: RuntimeConfig,
     error: Option<Error>,
+    pipeline: Option<Pipeline>,
 }
 
 impl RuntimeBuilder {
-    /// The presentation mode of scopes that declare none (default `native`).
+    /// The presentation mode of scopes that declare none (default `native`). With
+    /// [`pipeline`](Self::pipeline), the mode is its registry's default mode instead.
     pub fn mode(mut self, mode: PresentationMode) -> Self {
         self.config.mode = mode;
+        self
+    }
+
+    /// Runs every call through `pipeline`, registering into its registry, instead of a
+    /// fresh pipeline over a fresh registry: a host that also works on the registry or the
+    /// pipeline directly (an MCP import, a shared registry, a test probe) keeps its own
+    /// handles, and the runtime stays the one way in. The presentation mode of scopes that
+    /// declare none is the registry's default mode ([`RegistryBuilder::default_mode`]).
+    ///
+    /// [`RegistryBuilder::default_mode`]: tools_registry::RegistryBuilder::default_mode
+    pub fn pipeline(mut self, pipeline: Pipeline) -> Self {
+        self.config.mode = pipeline.registry().default_mode();
+        self.pipeline = Some(pipeline);
         self
     }
 
@@ -228,7 +243,7 @@ impl RuntimeBuilder {
                 mode: self.config.mode,
             });
         }
-        ToolRuntime::try_from_config(self.config)
+        ToolRuntime::try_from_config(self.config, self.pipeline)
     }
 }
 
@@ -243,7 +258,7 @@ impl RuntimeBuilder {
 ///
 /// ```
 /// use serde_json::json;
-/// use tools_runtime::{OutputDecl, ToolCall, ToolDefinition, ToolRuntime};
+/// use tools_runtime::{ToolCall, ToolDefinition, ToolRuntime, tools::OutputDecl};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let runtime = ToolRuntime::new();
@@ -285,12 +300,21 @@ impl ToolRuntime {
     pub fn new() -> ToolRuntime {
         let config = RuntimeConfig::default();
         let registry = Registry::builder().default_mode(config.mode).build();
-        ToolRuntime::assemble(registry, config)
+        ToolRuntime::assemble(Pipeline::new(registry), config)
     }
 
-    fn try_from_config(config: RuntimeConfig) -> Result<ToolRuntime, Error> {
-        let registry = Registry::builder().default_mode(config.mode).build();
-        let runtime = ToolRuntime::assemble(registry, config);
+    fn try_from_config(
+        mut config: RuntimeConfig,
+        pipeline: Option<Pipeline>,
+    ) -> Result<ToolRuntime, Error> {
+        let pipeline = match pipeline {
+            Some(pipeline) => {
+                config.mode = pipeline.registry().default_mode();
+                pipeline
+            }
+            None => Pipeline::new(Registry::builder().default_mode(config.mode).build()),
+        };
+        let runtime = ToolRuntime::assemble(pipeline, config);
         tools_codemode::install(&runtime.inner.pipeline, &runtime.inner.config.code_mode())?;
         if let Some(budget) = &runtime.inner.config.output_budget {
             let store = runtime.result_store();
@@ -313,8 +337,8 @@ impl ToolRuntime {
         Arc::clone(&self.inner.result_store)
     }
 
-    fn assemble(registry: Registry, config: RuntimeConfig) -> ToolRuntime {
-        let pipeline = Pipeline::new(registry.clone());
+    fn assemble(pipeline: Pipeline, config: RuntimeConfig) -> ToolRuntime {
+        let registry = pipeline.registry().clone();
         pipeline.set_approval(config.approval.clone());
         if let Some(store) = &config.approval_store {
             pipeline.set_approval_store(Arc::clone(store));
@@ -352,14 +376,22 @@ impl ToolRuntime {
         &self.inner.config
     }
 
-    /// The registry.
-    pub fn registry(&self) -> &Registry {
-        &self.inner.registry
+    /// The definition `agent` sees under `name`, if any; see [`Registry::get`].
+    pub fn get(&self, name: &str, agent: Option<&AgentScope>) -> Option<ToolDefinition> {
+        self.inner.registry.get(name, agent)
     }
 
-    /// The pipeline.
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.inner.pipeline
+    /// What `agent` sees (the tools, their modes, the model-facing projections); see
+    /// [`Registry::view`].
+    pub fn view(&self, agent: Option<&AgentScope>) -> Arc<View> {
+        self.inner.registry.view(agent)
+    }
+
+    /// Calls `listener` after every change of the registry (registration, removal,
+    /// restriction, presentation); dropping the returned registration stops it. See
+    /// [`Registry::on_change`].
+    pub fn on_change(&self, listener: impl Fn(&Change) + Send + Sync + 'static) -> Registration {
+        self.inner.registry.on_change(listener)
     }
 
     /// Registers a tool globally; see [`Registry::register`].
@@ -490,13 +522,13 @@ impl ToolRuntime {
     }
 
     /// The model-facing tool schemas of `agent`.
-    pub fn schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSchema]> {
+    pub fn schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSpec]> {
         self.inner.registry.schemas(agent)
     }
 
     /// The tools announced to the model in `agent`'s scope: every visible tool in `native`
     /// and `both` (`run_code` last), only `run_code` in `code`.
-    pub fn wire_schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSchema]> {
+    pub fn wire_schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSpec]> {
         self.inner.registry.view(agent).wire_schemas()
     }
 

@@ -107,11 +107,13 @@ fn counted_write(runtime: &ToolRuntime) -> Arc<AtomicUsize> {
 
 #[tokio::test(flavor = "current_thread")]
 async fn under_code_mode_native_calls_are_routed_back_and_sub_calls_run() {
-    let js = tools_runtime::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
-    let (runtime, checker) = checked_runtime(
-        ToolRuntime::builder()
-            .mode(PresentationMode::Code)
-            .code_runtime(Arc::new(js)),
+    let js = tools_runtime::codemode::QuickJsRuntime::new(
+        tools_runtime::codemode::RuntimeLimits::default(),
+    )
+    .unwrap();
+    let (runtime, checker) = checked_runtime_in(
+        PresentationMode::Code,
+        ToolRuntime::builder().code_runtime(Arc::new(js)),
     );
     let runs = counted_write(&runtime);
     let results = runtime
@@ -132,7 +134,10 @@ async fn under_code_mode_native_calls_are_routed_back_and_sub_calls_run() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn code_mode_declared_for_one_agent_collapses_only_its_calls() {
-    let js = tools_runtime::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let js = tools_runtime::codemode::QuickJsRuntime::new(
+        tools_runtime::codemode::RuntimeLimits::default(),
+    )
+    .unwrap();
     let (runtime, checker) = checked_runtime(ToolRuntime::builder().code_runtime(Arc::new(js)));
     let runs = counted_write(&runtime);
     let coder = runtime.scope();

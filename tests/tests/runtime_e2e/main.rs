@@ -32,8 +32,9 @@ use tools_registry::{
     ExecutionToken, JsonValue, OutputDecl, RunContext, ToolDefinition, ToolError, define_tool,
 };
 use tools_runtime::{
-    BatchEvent, ExecutionMode, HookOptions, PresentationMode, ToolCall, ToolFilter, ToolResult,
-    ToolRuntime,
+    BatchEvent, ToolCall, ToolResult, ToolRuntime,
+    hooks::HookOptions,
+    tools::{ExecutionMode, PresentationMode, ToolFilter},
 };
 use tools_schema::ToolArgs;
 
@@ -114,7 +115,20 @@ fn texts(results: &[ToolResult]) -> Vec<String> {
 }
 
 fn checked_runtime(builder: tools_runtime::RuntimeBuilder) -> (ToolRuntime, InvariantChecker) {
-    let runtime = builder.build().unwrap();
-    let checker = InvariantChecker::install(runtime.pipeline());
+    checked_runtime_in(tools_runtime::tools::PresentationMode::Native, builder)
+}
+
+/// A runtime over a pipeline with the invariant checker installed, whose scopes default to
+/// `mode`.
+fn checked_runtime_in(
+    mode: tools_runtime::tools::PresentationMode,
+    builder: tools_runtime::RuntimeBuilder,
+) -> (ToolRuntime, InvariantChecker) {
+    let registry = tools_runtime::tools::Registry::builder()
+        .default_mode(mode)
+        .build();
+    let pipeline = tools_runtime::hooks::Pipeline::new(registry);
+    let checker = InvariantChecker::install(&pipeline);
+    let runtime = builder.pipeline(pipeline).build().unwrap();
     (runtime, checker)
 }

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use tools_codemode::{Language, ToolSdkSchema};
+use tools_codemode_sdk::{Language, ToolSdkSchema};
 use tools_json::{JsonValue, Segment, Violation};
 
 use crate::project_root;
@@ -317,7 +317,7 @@ pub(crate) fn tool_catalog_md() -> String {
             "\n## Code Mode SDK: {title}\n\nThe declaration block of the `tools:sdk` section \
              (`cargo xtask sdk --lang {language} --catalog xtask/sdk-check/examples.json`); \
              the section opens with `{}` and our instructions.\n\n```{fence}\n{}\n```\n",
-            tools_codemode::SDK_HEADING,
+            tools_codemode_sdk::SDK_HEADING,
             language.render_declarations(&tools)
         );
     }

@@ -55,7 +55,7 @@ pub use transport::{
 };
 
 use crate::runtime::CodeRuntime;
-use crate::sdk::{Language, ToolSdkSchema};
+use tools_codemode_sdk::{Language, ToolSdkSchema};
 
 /// The one depth limit of Code Mode: the pipeline's own limit (that of
 /// `tools_json::Limits::default()`, which it applies to wire arguments and tool outputs).

@@ -18,7 +18,7 @@ use super::{CodeModeConfig, Events, MAX_JSON_DEPTH};
 use crate::runtime::{
     BindingNamespace, CodeRunRequest, CodeRunResult, ErrorClass, invalid_output_at,
 };
-use crate::sdk::Language;
+use tools_codemode_sdk::Language;
 
 /// The description of `run_code`'s `description` parameter (the same in every language).
 pub const DESCRIPTION_PARAMETER: &str = "Clear, concise description of what this program does \

@@ -59,7 +59,7 @@ pub fn json_value_len(value: &Value) -> usize {
 }
 
 /// As [`json_value_len`], stopping early: `None` once the size exceeds `limit`.
-pub(crate) fn json_value_len_within(value: &Value, limit: usize) -> Option<usize> {
+pub fn json_value_len_within(value: &Value, limit: usize) -> Option<usize> {
     enum Frame<'a> {
         Array(std::slice::Iter<'a, Value>),
         Object(serde_json::map::Iter<'a>),
@@ -150,7 +150,7 @@ fn fitting_prefix(text: &str, room: usize) -> &str {
 }
 
 /// The message of an `output-limit` failure.
-pub(crate) fn output_limit_message(cap: usize) -> String {
+pub fn output_limit_message(cap: usize) -> String {
     format!("outer output exceeded {cap} bytes")
 }
 

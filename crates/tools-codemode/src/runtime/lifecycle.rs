@@ -13,11 +13,11 @@ use super::{
 };
 
 /// A run admitted by [`RunRegistry::admit`]: its registration and its output ledger.
-pub(crate) type Admitted = (RunGuard, OutputLedger);
+pub type Admitted = (RunGuard, OutputLedger);
 
 /// The live runs of one runtime.
 #[derive(Debug)]
-pub(crate) struct RunRegistry {
+pub struct RunRegistry {
     disposed: AtomicBool,
     dispose: CancellationToken,
     live: watch::Sender<usize>,
@@ -25,7 +25,7 @@ pub(crate) struct RunRegistry {
 
 impl RunRegistry {
     /// A registry with no live run.
-    pub(crate) fn new() -> Arc<RunRegistry> {
+    pub fn new() -> Arc<RunRegistry> {
         Arc::new(RunRegistry {
             disposed: AtomicBool::new(false),
             dispose: CancellationToken::new(),
@@ -38,7 +38,7 @@ impl RunRegistry {
     /// # Errors
     ///
     /// [`ContractError::Disposed`] after disposal.
-    pub(crate) fn enter(self: &Arc<Self>) -> Result<RunGuard, ContractError> {
+    pub fn enter(self: &Arc<Self>) -> Result<RunGuard, ContractError> {
         self.live.send_modify(|live| *live += 1);
         let guard = RunGuard {
             registry: Arc::clone(self),
@@ -56,7 +56,7 @@ impl RunRegistry {
     /// # Errors
     ///
     /// [`ContractError`] for invalid bindings or a run after disposal.
-    pub(crate) fn admit(
+    pub fn admit(
         self: &Arc<Self>,
         request: &CodeRunRequest,
         max_output_bytes: usize,
@@ -78,12 +78,12 @@ impl RunRegistry {
     }
 
     /// The token cancelled by disposal.
-    pub(crate) fn dispose_token(&self) -> &CancellationToken {
+    pub fn dispose_token(&self) -> &CancellationToken {
         &self.dispose
     }
 
     /// Marks the runtime disposed, aborts every live run and waits until none is left.
-    pub(crate) async fn dispose(&self) {
+    pub async fn dispose(&self) {
         self.disposed.store(true, Ordering::SeqCst);
         self.dispose.cancel();
         let mut live = self.live.subscribe();
@@ -94,7 +94,7 @@ impl RunRegistry {
 
 /// A registered run.
 #[derive(Debug)]
-pub(crate) struct RunGuard {
+pub struct RunGuard {
     registry: Arc<RunRegistry>,
 }
 

@@ -1,8 +1,7 @@
 //! The code-runtime seam of Code Mode: the [`CodeRuntime`] trait that runs one program
 //! against named groups of async host functions, its request and result types, the shared
-//! binding validation, the runtime limits and the output ledger; plus the two runtimes
-//! behind it (QuickJS for TypeScript, a `python3` child process for Python), each behind
-//! its cargo feature.
+//! binding validation, the runtime limits and the output ledger. The runtimes behind it
+//! live in their own crates (`tools-quickjs`, `tools-sandbox`) and build on [`kit`].
 //!
 //! The contract ("resolve, don't reject"): everything that can go wrong with a *program*
 //! (an exception, a budget, an abort, the death of the substrate, output that is not
@@ -11,20 +10,12 @@
 //! a run after disposal.
 
 mod binding_future;
+pub mod kit;
 mod ledger;
+mod lifecycle;
 mod limits;
 mod validate;
-
-#[cfg(any(feature = "quickjs", feature = "process"))]
-mod lifecycle;
-#[cfg(feature = "process")]
-mod process;
-#[cfg(feature = "quickjs")]
-mod quickjs;
-#[cfg(any(feature = "quickjs", feature = "process"))]
-mod wire;
-#[cfg(feature = "quickjs")]
-mod worker;
+pub mod wire;
 
 use std::fmt;
 use std::future::Future;
@@ -32,29 +23,18 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
+use tools_codemode_sdk::Language;
 use tools_json::JsonValue;
-
-use crate::Language;
 
 #[cfg(feature = "bridge")]
 pub(crate) use binding_future::SettleReply;
 pub use binding_future::{BindingError, BindingFuture, BindingOutcome};
 pub use ledger::{OutputLedger, json_string_len, json_value_len};
 pub use limits::RuntimeLimits;
-#[cfg(feature = "process")]
-pub use process::{DEFAULT_MAX_PROCESSES, Isolation, SandboxUser};
-#[cfg(feature = "python")]
-pub use process::{PYTHON_TRUNCATION_MARKER, PythonOptions, PythonRuntime};
-#[cfg(feature = "quickjs-process")]
-pub use process::{QuickJsProcessOptions, QuickJsProcessRuntime};
-#[cfg(feature = "quickjs")]
-pub use quickjs::QuickJsRuntime;
 pub use validate::{
     RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS, is_portable_identifier,
     validate_bindings,
 };
-#[cfg(feature = "quickjs")]
-pub use worker::quickjs_worker_main;
 
 /// The message of an `abort` failure when the run's token is cancelled.
 pub const ABORTED_MESSAGE: &str = "run aborted";
@@ -181,8 +161,7 @@ impl fmt::Debug for CodeRunRequest {
 /// past the depth limit names the side and the limit (`program result nesting exceeds the
 /// depth limit of N`, the same words in every runtime and in the bridge), anything else has
 /// the plain [`INVALID_OUTPUT_MESSAGE`].
-#[cfg_attr(not(feature = "process"), allow(dead_code))]
-pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
+pub fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
     let limit = error
         .violations()
         .iter()
@@ -195,11 +174,7 @@ pub(crate) fn invalid_output(error: &tools_json::Error) -> CodeRunFailure {
 
 /// The `invalid-output` failure; `too_deep` is the depth limit a value nested past,
 /// `detail` where the value is not JSON and why (appended to [`INVALID_OUTPUT_MESSAGE`]).
-#[cfg_attr(
-    not(any(feature = "quickjs", feature = "process", feature = "bridge")),
-    allow(dead_code)
-)]
-pub(crate) fn invalid_output_at(too_deep: Option<usize>, detail: Option<&str>) -> CodeRunFailure {
+pub fn invalid_output_at(too_deep: Option<usize>, detail: Option<&str>) -> CodeRunFailure {
     match (too_deep, detail) {
         (Some(limit), _) => CodeRunFailure::new(
             FailureKind::InvalidOutput,

@@ -8,12 +8,12 @@ use tools_json::drop_deep;
 
 /// A parsed line.
 #[derive(Debug)]
-pub(super) struct Parsed {
+pub struct Parsed {
     /// The value; a flagged integer is `null` in it.
-    pub(super) value: Value,
+    pub value: Value,
     /// Whether an integer token could not be held exactly (beyond `i64`/`u64` and not an
     /// exact double), or a number overflowed to infinity.
-    pub(super) lossy_number: bool,
+    pub lossy_number: bool,
 }
 
 /// A container being parsed.
@@ -188,7 +188,7 @@ impl Cursor<'_> {
 
 /// Parses one line of JSON text; `None` when it is not JSON (or nests deeper than
 /// `max_depth`).
-pub(super) fn parse(text: &str, max_depth: usize) -> Option<Parsed> {
+pub fn parse(text: &str, max_depth: usize) -> Option<Parsed> {
     let mut cursor = Cursor {
         bytes: text.as_bytes(),
         text,
@@ -286,13 +286,12 @@ fn parse_into(cursor: &mut Cursor<'_>, stack: &mut Vec<Open>, max_depth: usize) 
 }
 
 /// The JSON text of a string.
-pub(super) fn quote(text: &str) -> String {
+pub fn quote(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
 /// A `reply` frame.
-#[cfg(feature = "process")]
-pub(super) fn reply(id: &Number, result: &super::BindingOutcome) -> String {
+pub fn reply(id: &Number, result: &super::BindingOutcome) -> String {
     match result {
         Ok(value) => format!(
             "{{\"type\":\"reply\",\"id\":{id},\"ok\":true,\"value\":{}}}\n",
@@ -398,7 +397,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "process")]
     fn replies() {
         let id = Number::from(7);
         let ok = reply(&id, &Ok(JsonValue::parse("[1]").unwrap()));

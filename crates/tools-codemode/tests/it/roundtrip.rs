@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use tools_codemode::{CodeModeConfig, QuickJsRuntime, RuntimeLimits, install};
+use tools_codemode::{CodeModeConfig, RuntimeLimits, install};
 use tools_json::JsonValue;
 use tools_pipeline::{Pipeline, ToolCall};
+use tools_quickjs::QuickJsRuntime;
 use tools_registry::{OutputDecl, PresentationMode, Registry, ToolDefinition};
 
 /// Finite, non-negative-zero numbers, as JavaScript holds them exactly: integers in the

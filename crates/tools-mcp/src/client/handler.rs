@@ -17,8 +17,8 @@ use rmcp::model::{JsonRpcMessage, JsonRpcNotification, ServerNotification};
 use rmcp::service::{NotificationContext, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ClientHandler, RoleClient};
+use tools_registry::Progress;
 use tools_runtime::RunContext;
-use tools_runtime::crates::registry::Progress;
 
 /// Progress notifications kept for a request whose route is not registered yet (rmcp
 /// gives the request its token while sending it, so the first update can arrive before the

@@ -43,7 +43,10 @@ use std::time::Duration;
 use rmcp::service::{RunningService, ServiceExt};
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
-use tools_runtime::{AgentScope, Registration, Registry, ToolDefinition};
+use tools_runtime::{
+    ToolDefinition,
+    tools::{AgentScope, Registration, Registry},
+};
 
 pub use name::{SEPARATOR, check_server_name, exposed_name, split_exposed_name};
 pub use tool::ImportedTool;
@@ -116,10 +119,7 @@ impl ServerSpec {
 /// Adjusts an imported tool's definition before it is registered: add a timeout, hints, a
 /// presenter (see [`ImportOptions::customize`]).
 pub type Customize = Arc<
-    dyn Fn(
-            &ImportedTool,
-            tools_runtime::crates::registry::DefinitionBuilder,
-        ) -> tools_runtime::crates::registry::DefinitionBuilder
+    dyn Fn(&ImportedTool, tools_registry::DefinitionBuilder) -> tools_registry::DefinitionBuilder
         + Send
         + Sync,
 >;
@@ -186,8 +186,8 @@ impl ImportOptions {
         mut self,
         customize: impl Fn(
             &ImportedTool,
-            tools_runtime::crates::registry::DefinitionBuilder,
-        ) -> tools_runtime::crates::registry::DefinitionBuilder
+            tools_registry::DefinitionBuilder,
+        ) -> tools_registry::DefinitionBuilder
         + Send
         + Sync
         + 'static,
@@ -219,12 +219,10 @@ impl ImportOptions {
     /// The timeout budget of every imported tool ([`ToolDefinition::timeout`]), unless
     /// [`ImportOptions::customize`] sets another: a call past it ends as `TOOL_TIMEOUT` and
     /// the server gets `notifications/cancelled`. Clamped to 1 ms ..=
-    /// [`MAX_TIMEOUT`](tools_runtime::crates::registry::MAX_TIMEOUT).
+    /// [`MAX_TIMEOUT`](tools_registry::MAX_TIMEOUT).
     pub fn call_timeout(mut self, budget: Duration) -> ImportOptions {
-        self.call_timeout = Some(budget.clamp(
-            Duration::from_millis(1),
-            tools_runtime::crates::registry::MAX_TIMEOUT,
-        ));
+        self.call_timeout =
+            Some(budget.clamp(Duration::from_millis(1), tools_registry::MAX_TIMEOUT));
         self
     }
 
@@ -282,13 +280,18 @@ impl std::fmt::Debug for ImportOptions {
 /// ```no_run
 /// use tools_mcp::{ImportOptions, ImportedServer, ServerSpec};
 /// use tools_runtime::ToolRuntime;
+/// use tools_runtime::hooks::Pipeline;
+/// use tools_runtime::tools::Registry;
 ///
-/// # async fn import() -> Result<(), tools_mcp::Error> {
-/// let runtime = ToolRuntime::new();
+/// # async fn import() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = Registry::new();
+/// let runtime = ToolRuntime::builder()
+///     .pipeline(Pipeline::new(registry.clone()))
+///     .build()?;
 /// let time = ImportedServer::connect(
 ///     "time",
 ///     ServerSpec::command("uvx", ["mcp-server-time"]),
-///     runtime.registry(),
+///     &registry,
 ///     ImportOptions::new(),
 /// )
 /// .await?;
@@ -633,8 +636,10 @@ async fn resync(inner: &Arc<Inner>) -> Result<Option<Error>, Error> {
         }
         tools.push(ImportedTool::new(&inner.name, tool));
     }
-    let mut definitions: Vec<(String, Result<ToolDefinition, tools_runtime::RegistryError>)> =
-        Vec::with_capacity(tools.len());
+    let mut definitions: Vec<(
+        String,
+        Result<ToolDefinition, tools_runtime::tools::RegistryError>,
+    )> = Vec::with_capacity(tools.len());
     for tool in &tools {
         definitions.push((
             tool.exposed_name().to_owned(),

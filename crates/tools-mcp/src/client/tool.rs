@@ -9,9 +9,12 @@ use rmcp::model::{
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value, json};
-use tools_runtime::crates::json::{CompiledSchema, ErrorCode};
-use tools_runtime::crates::registry::ToolHints;
-use tools_runtime::{JsonValue, OutputDecl, RegistryError, RunContext, ToolDefinition, ToolError};
+use tools_json::{CompiledSchema, ErrorCode};
+use tools_registry::ToolHints;
+use tools_runtime::{
+    JsonValue, RunContext, ToolDefinition, ToolError,
+    tools::{OutputDecl, RegistryError},
+};
 
 use super::{Customize, Inner, exposed_name, peer_for_call};
 use crate::UpstreamCode;
@@ -110,8 +113,8 @@ impl ImportedTool {
                         .unwrap_or_else(|| Value::Object((**schema).clone())),
                 ),
                 Arc::new(|_args: &JsonValue, value: &JsonValue| {
-                    Ok(vec![tools_runtime::ContentBlock::text(
-                        tools_runtime::crates::registry::text_of(value),
+                    Ok(vec![tools_runtime::presentation::ContentBlock::text(
+                        tools_registry::text_of(value),
                     )])
                 }),
             ),

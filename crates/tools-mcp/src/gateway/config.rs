@@ -8,7 +8,7 @@ use std::time::Duration;
 use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use toml::Spanned;
-use tools_runtime::PresentationMode;
+use tools_runtime::tools::PresentationMode;
 
 use super::path::normalize_path;
 use crate::{Error, ServerSpec, check_server_name};
@@ -491,7 +491,7 @@ impl GatewayConfig {
                     format!("{:?} is not a duration: {e}", value.get_ref()),
                 )
             })?;
-            if parsed.is_zero() || parsed > tools_runtime::crates::registry::MAX_TIMEOUT {
+            if parsed.is_zero() || parsed > tools_registry::MAX_TIMEOUT {
                 return Err(at(
                     value.span(),
                     key,

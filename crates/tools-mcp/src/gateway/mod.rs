@@ -8,7 +8,9 @@ mod policy;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use tools_runtime::{AgentScope, Hooked, ToolRuntime};
+use tools_runtime::ToolRuntime;
+use tools_runtime::hooks::{Hooked, Pipeline};
+use tools_runtime::tools::{AgentScope, Registry};
 
 pub use config::{
     ArgumentRule, Decision, GatewayConfig, Language, Pattern, PolicyConfig, ServerConfig,
@@ -42,21 +44,21 @@ impl Gateway {
     /// [`Error::Runtime`] (the code runtime of the language cannot start, e.g. Python
     /// without its sandbox), [`Error::InvalidServerName`].
     pub async fn start(config: &GatewayConfig) -> Result<Gateway, Error> {
-        let mut builder = ToolRuntime::builder().mode(config.mode);
+        // The runtime is built over a registry the gateway keeps: the policy and the imports
+        // work on it directly.
+        let registry = Registry::builder().default_mode(config.mode).build();
+        let mut builder = ToolRuntime::builder().pipeline(Pipeline::new(registry.clone()));
         if let Some(n) = config.concurrency {
             builder = builder.max_parallel_tool_calls(n).max_parallel_sub_calls(n);
         }
         if let Some(bytes) = config.output_budget {
-            builder = builder.output_budget(tools_runtime::OutputBudget::bytes(bytes));
+            builder = builder.output_budget(tools_runtime::budget::OutputBudget::bytes(bytes));
         }
         if config.mode.offers_run_code() {
             builder = builder.code_runtime(code_runtime(config.language)?);
         }
         let runtime = builder.build()?;
-        let policy = runtime.on_pre_execute(policy::hook(
-            config.policy.clone(),
-            runtime.registry().clone(),
-        ));
+        let policy = runtime.on_pre_execute(policy::hook(config.policy.clone(), registry.clone()));
         let budgets = Arc::new(config.clone());
         let upstream = config.upstream;
         let mut starting = tokio::task::JoinSet::new();
@@ -74,11 +76,8 @@ impl Gateway {
                         None => builder,
                     },
                 );
-            let (name, spec, registry) = (
-                server.name.clone(),
-                server.spec.clone(),
-                runtime.registry().clone(),
-            );
+            let (name, spec, registry) =
+                (server.name.clone(), server.spec.clone(), registry.clone());
             starting.spawn(async move {
                 let started = ImportedServer::start(&name, spec, &registry, options).await;
                 (index, started)
@@ -155,21 +154,23 @@ impl Gateway {
 }
 
 /// The code runtime of `language`, if this build has its engine.
-fn code_runtime(language: Language) -> Result<Arc<dyn tools_runtime::CodeRuntime>, Error> {
-    let limits = tools_runtime::RuntimeLimits::default();
+fn code_runtime(
+    language: Language,
+) -> Result<Arc<dyn tools_runtime::codemode::CodeRuntime>, Error> {
+    let limits = tools_runtime::codemode::RuntimeLimits::default();
     let unavailable = |what: &str| Error::Serve {
         message: format!("{what} Code Mode is not built into this binary (feature missing)"),
     };
     match language {
         #[cfg(feature = "quickjs")]
-        Language::Typescript => tools_runtime::QuickJsRuntime::new(limits)
-            .map(|r| Arc::new(r) as Arc<dyn tools_runtime::CodeRuntime>)
+        Language::Typescript => tools_runtime::codemode::QuickJsRuntime::new(limits)
+            .map(|r| Arc::new(r) as Arc<dyn tools_runtime::codemode::CodeRuntime>)
             .map_err(|e| Error::Serve {
                 message: format!("the TypeScript runtime cannot start: {e}"),
             }),
         #[cfg(feature = "python")]
-        Language::Python => tools_runtime::PythonRuntime::new(limits)
-            .map(|r| Arc::new(r) as Arc<dyn tools_runtime::CodeRuntime>)
+        Language::Python => tools_runtime::codemode::PythonRuntime::new(limits)
+            .map(|r| Arc::new(r) as Arc<dyn tools_runtime::codemode::CodeRuntime>)
             .map_err(|e| Error::Serve {
                 message: format!("the Python runtime cannot start: {e}"),
             }),

@@ -10,7 +10,11 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tools_runtime::{PreDecision, PreNext, PreRequest, Registry, ToolError, from_fn};
+use tools_runtime::{
+    ToolError,
+    hooks::{PreDecision, PreNext, PreRequest, from_fn},
+    tools::Registry,
+};
 
 use super::config::{ArgumentRule, Decision, PolicyConfig};
 
@@ -231,7 +235,7 @@ fn too_large_reason(rule: &ArgumentRule) -> String {
 pub(crate) fn hook(
     policy: PolicyConfig,
     registry: Registry,
-) -> impl tools_runtime::Hook<PreRequest> {
+) -> impl tools_runtime::hooks::Hook<PreRequest> {
     let state = Arc::new((policy, registry));
     from_fn(move |req: PreRequest, next: PreNext| {
         let state = Arc::clone(&state);
@@ -268,8 +272,8 @@ mod tests {
     use std::path::Path;
 
     use serde_json::json;
-    use tools_runtime::crates::registry::ToolHints;
-    use tools_runtime::{OutputDecl, ToolDefinition};
+    use tools_registry::ToolHints;
+    use tools_runtime::{ToolDefinition, tools::OutputDecl};
 
     use super::*;
     use crate::gateway::GatewayConfig;

@@ -6,7 +6,10 @@ use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::ElicitationMode;
 use serde_json::{Value, json};
-use tools_runtime::{Approval, ApprovalOutcome, ApprovalRequest, ToolError};
+use tools_runtime::{
+    ToolError,
+    approval::{Approval, ApprovalOutcome, ApprovalRequest},
+};
 
 /// The property of the approval form the client sets to `true` to allow the call.
 pub const APPROVE_FIELD: &str = "approve";

@@ -30,7 +30,10 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tools_runtime::{AgentScope, Registration, ToolCall, ToolRuntime};
+use tools_runtime::{
+    ToolCall, ToolRuntime,
+    tools::{AgentScope, Registration},
+};
 
 use crate::wire::{self, Structured};
 
@@ -186,7 +189,7 @@ impl McpSession {
         let changed = Arc::new(tokio::sync::Notify::new());
         let signal = Arc::clone(&changed);
         let chain = self.agent.chain();
-        *listener = Some(self.front.runtime.registry().on_change(move |change| {
+        *listener = Some(self.front.runtime.on_change(move |change| {
             if concerns(change, &chain) {
                 signal.notify_one();
             }
@@ -210,7 +213,7 @@ impl McpSession {
     fn list(&self) -> ListToolsResult {
         let runtime = &self.front.runtime;
         let agent = Some(&self.agent);
-        let view = runtime.registry().view(agent);
+        let view = runtime.view(agent);
         let mut tools = Vec::new();
         for schema in runtime.wire_schemas(agent).iter() {
             let Some(def) = view.get(schema.name.as_str()) else {
@@ -255,7 +258,6 @@ impl McpSession {
             call = call.with_approval(approval::by_elicitation(context.peer.clone()));
         }
         let structured = runtime
-            .registry()
             .get(&request.name, Some(&self.agent))
             .map_or(Structured::None, |def| wire::structured_of(&def));
         let result = runtime.execute(call).await;
@@ -270,8 +272,8 @@ impl McpSession {
 
 /// Whether a registry change can change the view of the scope whose chain is `chain`: a
 /// change of the global layer or of a scope of the chain (other agents' scopes cannot).
-fn concerns(change: &tools_runtime::crates::registry::Change, chain: &[u64]) -> bool {
-    use tools_runtime::crates::registry::Change;
+fn concerns(change: &tools_registry::Change, chain: &[u64]) -> bool {
+    use tools_registry::Change;
     let scope = match change {
         Change::ToolRegistered { scope, .. } | Change::ToolRemoved { scope, .. } => *scope,
         Change::RestrictionAdded { scope }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use tokio::sync::{mpsc, oneshot};
-use tools_runtime::crates::registry::{Progress, ProgressSink};
+use tools_registry::{Progress, ProgressSink};
 
 /// Updates queued per call before new ones are dropped (a body that reports faster than
 /// the client reads loses intermediate updates, never blocks).

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tools_mcp::gateway::{Decision, GatewayConfig, Language, UpstreamConfig};
 use tools_mcp::{ErrorKind, ServerSpec};
-use tools_runtime::PresentationMode;
+use tools_runtime::tools::PresentationMode;
 
 fn parse(text: &str) -> Result<GatewayConfig, tools_mcp::Error> {
     GatewayConfig::parse(text, Path::new("/etc/gw/gateway.toml"))

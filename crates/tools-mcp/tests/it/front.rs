@@ -10,8 +10,9 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_mcp::{CODE_META_KEY, HttpOptions, McpServer};
+use tools_registry::Progress;
 use tools_runtime::prelude::*;
-use tools_runtime::{PresentationMode, ToolRuntime, crates::registry::Progress};
+use tools_runtime::{ToolRuntime, tools::PresentationMode};
 
 use crate::support::{
     TestClient, add, connect, guarded, http_client, initialize, serve_http_front,
@@ -301,7 +302,10 @@ async fn without_elicitation_the_hosts_approval_service_answers() {
 
 #[tokio::test]
 async fn code_mode_lists_run_code_with_the_sdk_in_its_description() {
-    let js = tools_runtime::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let js = tools_runtime::codemode::QuickJsRuntime::new(
+        tools_runtime::codemode::RuntimeLimits::default(),
+    )
+    .unwrap();
     let runtime = ToolRuntime::builder()
         .mode(PresentationMode::Code)
         .code_runtime(Arc::new(js))
@@ -340,7 +344,7 @@ async fn a_read_only_tool_written_once_is_listed_read_only() {
     let call = ToolCall::new("c", "weather", json!({})).unwrap();
     assert_eq!(
         runtime.execution_mode(&call),
-        tools_runtime::ExecutionMode::Parallel
+        tools_runtime::tools::ExecutionMode::Parallel
     );
     let server = McpServer::new(runtime.clone(), runtime.scope());
     let c = connect(&server, TestClient::plain()).await;
@@ -383,7 +387,10 @@ async fn an_elicited_session_approval_is_not_asked_again_in_the_served_scope() {
 
 #[tokio::test]
 async fn each_session_is_its_own_child_scope_of_the_served_one() {
-    let js = tools_runtime::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let js = tools_runtime::codemode::QuickJsRuntime::new(
+        tools_runtime::codemode::RuntimeLimits::default(),
+    )
+    .unwrap();
     let runtime = ToolRuntime::builder()
         .code_runtime(Arc::new(js))
         .build()

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tools_mcp::{ErrorKind, HttpOptions, ImportOptions, ImportedServer, McpServer, ServerSpec};
-use tools_runtime::crates::registry::{Change, Progress};
+use tools_registry::{Change, Progress};
 use tools_runtime::prelude::*;
-use tools_runtime::{ExecutionMode, ToolRuntime};
+use tools_runtime::{ToolRuntime, tools::ExecutionMode};
 
 use crate::support::{add, fake_server, guarded};
 
@@ -27,7 +27,7 @@ async fn serve(runtime: &ToolRuntime, shutdown: &CancellationToken) -> String {
 }
 
 /// Waits until `registry` registers `name`.
-async fn registered(registry: &tools_runtime::Registry, name: &str) {
+async fn registered(registry: &tools_runtime::tools::Registry, name: &str) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let listener = registry.on_change(move |change| {
         if let Change::ToolRegistered { name, .. } = change {
@@ -47,21 +47,16 @@ async fn registered(registry: &tools_runtime::Registry, name: &str) {
     drop(listener);
 }
 
-/// Imports `spec` as `name` into `host`'s registry (under the test guard).
+/// Imports `spec` as `name` into `registry` (under the test guard).
 async fn import(
     name: &str,
     spec: ServerSpec,
-    host: &ToolRuntime,
+    registry: &tools_runtime::tools::Registry,
     options: ImportOptions,
 ) -> ImportedServer {
-    guarded(ImportedServer::connect(
-        name,
-        spec,
-        host.registry(),
-        options,
-    ))
-    .await
-    .unwrap()
+    guarded(ImportedServer::connect(name, spec, registry, options))
+        .await
+        .unwrap()
 }
 
 fn call(name: &str, args: serde_json::Value) -> ToolCall {
@@ -98,12 +93,12 @@ async fn a_served_runtime_imports_as_ordinary_tools() {
     let shutdown = CancellationToken::new();
     let url = serve(&upstream, &shutdown).await;
 
-    let host = ToolRuntime::new();
-    let imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
+    let (host, registry) = crate::support::host();
+    let imported = import("up", ServerSpec::url(url), &registry, ImportOptions::new()).await;
     assert_eq!(imported.tool_names(), ["up__add", "up__pick"]);
 
     // A read-only tool is concurrency-safe; the hints travel.
-    let def = host.registry().get("up__add", None).unwrap();
+    let def = host.get("up__add", None).unwrap();
     assert_eq!(def.hints().read_only, Some(true));
     assert_eq!(
         host.execution_mode(&call("up__add", json!({"a": 1, "b": 2}))),
@@ -116,7 +111,7 @@ async fn a_served_runtime_imports_as_ordinary_tools() {
     assert_eq!(def.output().schema().as_json()["type"], "integer");
 
     // The foreign schema reaches the model verbatim and is enforced as far as the subset goes.
-    let pick = host.registry().get("up__pick", None).unwrap();
+    let pick = host.get("up__pick", None).unwrap();
     assert!(!pick.is_fully_validated());
     assert!(
         pick.parameters().as_value()["properties"]["either"]
@@ -168,8 +163,8 @@ async fn cancellation_and_progress_cross_the_import() {
         .keep();
     let shutdown = CancellationToken::new();
     let url = serve(&upstream, &shutdown).await;
-    let host = ToolRuntime::new();
-    let _imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
+    let (host, registry) = crate::support::host();
+    let _imported = import("up", ServerSpec::url(url), &registry, ImportOptions::new()).await;
 
     let token = CancellationToken::new();
     let progress: Arc<Mutex<Vec<Progress>>> = Arc::default();
@@ -208,33 +203,33 @@ async fn list_changed_resyncs_and_dropping_the_import_unregisters() {
     upstream.register(add()).unwrap().keep();
     let shutdown = CancellationToken::new();
     let url = serve(&upstream, &shutdown).await;
-    let host = ToolRuntime::new();
-    let imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
+    let (host, registry) = crate::support::host();
+    let imported = import("up", ServerSpec::url(url), &registry, ImportOptions::new()).await;
     let later = ToolDefinition::builder("later", "Registered later.")
         .output(OutputDecl::text(json!({"type": "string"})))
         .body(|_a, _c| async { Ok(json!("late")) })
         .build()
         .unwrap();
     upstream.register(later).unwrap().keep();
-    registered(host.registry(), "up__later").await;
+    registered(&registry, "up__later").await;
     assert_eq!(
         host.execute(call("up__later", json!({}))).await.text(),
         "late"
     );
     drop(imported);
-    assert!(host.registry().get("up__add", None).is_none());
+    assert!(host.get("up__add", None).is_none());
     shutdown.cancel();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_process_server_imports_changes_and_is_validated() {
-    let host = ToolRuntime::new();
-    let imported = import("fake", fake_server(), &host, ImportOptions::new()).await;
+    let (host, registry) = crate::support::host();
+    let imported = import("fake", fake_server(), &registry, ImportOptions::new()).await;
     assert_eq!(
         imported.tool_names(),
         ["fake__echo", "fake__crash", "fake__add_tool", "fake__slow"]
     );
-    let echo = host.registry().get("fake__echo", None).unwrap();
+    let echo = host.get("fake__echo", None).unwrap();
     // `default` is outside the subset: kept for the model, not enforced, and said so.
     assert!(!echo.is_fully_validated());
     assert_eq!(
@@ -254,7 +249,7 @@ async fn a_child_process_server_imports_changes_and_is_validated() {
         host.execute(call("fake__add_tool", json!({}))).await.text(),
         "added"
     );
-    registered(host.registry(), "fake__extra").await;
+    registered(&registry, "fake__extra").await;
     assert_eq!(
         host.execute(call("fake__extra", json!({}))).await.text(),
         "extra"
@@ -263,8 +258,8 @@ async fn a_child_process_server_imports_changes_and_is_validated() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_fails_its_calls_and_restarts() {
-    let host = ToolRuntime::new();
-    let imported = import("fake", fake_server(), &host, ImportOptions::new()).await;
+    let (host, registry) = crate::support::host();
+    let imported = import("fake", fake_server(), &registry, ImportOptions::new()).await;
     let died = host.execute(call("fake__crash", json!({}))).await;
     assert_eq!(
         died.code().map(|c| c.as_str().to_owned()).as_deref(),
@@ -288,11 +283,11 @@ async fn a_server_that_dies_fails_its_calls_and_restarts() {
     );
 
     // With automatic restart, the next call reconnects by itself.
-    let auto_host = ToolRuntime::new();
+    let (auto_host, auto_registry) = crate::support::host();
     let _auto = import(
         "fake",
         fake_server(),
-        &auto_host,
+        &auto_registry,
         ImportOptions::new().auto_restart(true),
     )
     .await;
@@ -313,11 +308,11 @@ async fn a_cancelled_call_sends_notifications_cancelled_to_the_child() {
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("cancelled.log");
     let _ = std::fs::remove_file(&log);
-    let host = ToolRuntime::new();
+    let (host, registry) = crate::support::host();
     let _imported = import(
         "fake",
         fake_server().with_env("FAKE_MCP_CANCEL_LOG", log.display().to_string()),
-        &host,
+        &registry,
         ImportOptions::new(),
     )
     .await;
@@ -354,11 +349,10 @@ async fn a_cancelled_call_sends_notifications_cancelled_to_the_child() {
 
 #[tokio::test]
 async fn server_names_that_break_reversibility_are_refused() {
-    let host = ToolRuntime::new();
-    let error =
-        ImportedServer::connect("a__b", fake_server(), host.registry(), ImportOptions::new())
-            .await
-            .unwrap_err();
+    let (_host, registry) = crate::support::host();
+    let error = ImportedServer::connect("a__b", fake_server(), &registry, ImportOptions::new())
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidServerName);
 }
 
@@ -376,8 +370,8 @@ async fn a_stateless_http_front_serves_calls_without_sessions() {
     };
     let stop = shutdown.clone();
     tokio::spawn(async move { server.serve_http(listener, &options, stop).await });
-    let host = ToolRuntime::new();
-    let imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
+    let (host, registry) = crate::support::host();
+    let imported = import("up", ServerSpec::url(url), &registry, ImportOptions::new()).await;
     assert_eq!(imported.tool_names(), ["up__add"]);
     for (a, b) in [(1, 2), (40, 2)] {
         let result = host.execute(call("up__add", json!({"a": a, "b": b}))).await;
@@ -409,8 +403,8 @@ async fn every_progress_update_before_the_result_arrives_before_it() {
         .keep();
     let shutdown = CancellationToken::new();
     let url = serve(&upstream, &shutdown).await;
-    let host = ToolRuntime::new();
-    let _imported = import("up", ServerSpec::url(url), &host, ImportOptions::new()).await;
+    let (host, registry) = crate::support::host();
+    let _imported = import("up", ServerSpec::url(url), &registry, ImportOptions::new()).await;
     // rmcp handles notifications in spawned tasks; the import routes progress in its
     // transport's receive path, so no update can lose the race with the response.
     for _ in 0..30 {
@@ -433,11 +427,11 @@ async fn a_budget_times_the_call_out_and_cancels_it_upstream() {
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("cancelled.log");
     let _ = std::fs::remove_file(&log);
-    let host = ToolRuntime::new();
+    let (host, registry) = crate::support::host();
     let _imported = import(
         "fake",
         fake_server().with_env("FAKE_MCP_CANCEL_LOG", log.display().to_string()),
-        &host,
+        &registry,
         ImportOptions::new().customize(|tool, builder| {
             if tool.original_name() == "slow" {
                 builder.timeout(std::time::Duration::from_millis(50))
@@ -448,7 +442,7 @@ async fn a_budget_times_the_call_out_and_cancels_it_upstream() {
     )
     .await;
     assert_eq!(
-        host.registry().get("fake__slow", None).unwrap().timeout(),
+        host.get("fake__slow", None).unwrap().timeout(),
         Some(std::time::Duration::from_millis(50))
     );
     // `slow` never answers: only the budget ends the call.

@@ -196,3 +196,13 @@ pub(crate) async fn initialize(
     let body = guarded(response.text()).await.unwrap();
     (status, headers, body)
 }
+
+/// A runtime built over a registry the test keeps, for importing into.
+pub(crate) fn host() -> (ToolRuntime, tools_runtime::tools::Registry) {
+    let registry = tools_runtime::tools::Registry::new();
+    let runtime = ToolRuntime::builder()
+        .pipeline(tools_runtime::hooks::Pipeline::new(registry.clone()))
+        .build()
+        .unwrap();
+    (runtime, registry)
+}

@@ -144,7 +144,7 @@ command = ["python3", {script}]
 async fn a_server_that_comes_up_later_is_imported_and_announced() {
     let dir = scratch("later");
     let ready = dir.join("ready");
-    let host = ToolRuntime::new();
+    let (host, registry) = crate::support::host();
     let front = McpServer::new(host.clone(), host.scope());
     let client = TestClient::plain();
     let seen = client.seen.clone();
@@ -160,7 +160,7 @@ async fn a_server_that_comes_up_later_is_imported_and_announced() {
     let refused = guarded(ImportedServer::connect(
         "late",
         spec.clone(),
-        host.registry(),
+        &registry,
         options.clone(),
     ))
     .await
@@ -168,14 +168,9 @@ async fn a_server_that_comes_up_later_is_imported_and_announced() {
     assert_eq!(refused.kind(), ErrorKind::Upstream);
     assert!(refused.to_string().contains("tools/list"), "{refused}");
     // `start` returns with the server unavailable, and keeps trying.
-    let late = guarded(ImportedServer::start(
-        "late",
-        spec,
-        host.registry(),
-        options,
-    ))
-    .await
-    .unwrap();
+    let late = guarded(ImportedServer::start("late", spec, &registry, options))
+        .await
+        .unwrap();
     assert!(late.unavailable().is_some());
     assert!(late.tool_names().is_empty());
     std::fs::write(&ready, "").unwrap();
@@ -210,7 +205,7 @@ env = {{ FAKE_MCP_MODE = "stall_call", FAKE_MCP_CANCEL_LOG = {:?} }}
         log.display().to_string()
     ));
     let gateway = guarded(Gateway::start(&config)).await.unwrap();
-    let registry = gateway.runtime().registry();
+    let registry = gateway.runtime();
     // The default budget, and a `[budgets]` pattern over it.
     assert_eq!(
         registry.get("fake__echo", None).unwrap().timeout(),
@@ -232,11 +227,11 @@ env = {{ FAKE_MCP_MODE = "stall_call", FAKE_MCP_CANCEL_LOG = {:?} }}
     written(&log).await;
 
     // The library's option is the same budget.
-    let host = ToolRuntime::new();
+    let (host, registry) = crate::support::host();
     let _fake = guarded(ImportedServer::connect(
         "fake",
         fake_server().with_env("FAKE_MCP_MODE", "stall_call"),
-        host.registry(),
+        &registry,
         ImportOptions::new().call_timeout(Duration::from_millis(500)),
     ))
     .await
@@ -282,7 +277,7 @@ command = ["python3", {script}]
         "{warnings:?}"
     );
     // The first listing is the one imported.
-    let echo = gateway.runtime().registry().get("dup__echo", None).unwrap();
+    let echo = gateway.runtime().get("dup__echo", None).unwrap();
     assert_eq!(echo.description(), "Echo the text.");
     for name in ["other__echo", "dup__echo"] {
         let echoed = call_front(&c, name, json!({"text": "both"})).await;
@@ -290,11 +285,11 @@ command = ["python3", {script}]
     }
 
     // The library's `connect` imports it too.
-    let host = ToolRuntime::new();
+    let (_host, registry) = crate::support::host();
     let imported = guarded(ImportedServer::connect(
         "dup",
         fake_server().with_env("FAKE_MCP_MODE", "duplicate_names"),
-        host.registry(),
+        &registry,
         ImportOptions::new(),
     ))
     .await
@@ -325,11 +320,11 @@ async fn assert_past_limits_are_invalid_output(host: &ToolRuntime, server: &str,
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_past_the_transport_limits_are_invalid_output_at_once() {
-    let host = ToolRuntime::new();
+    let (host, registry) = crate::support::host();
     let _fake = guarded(ImportedServer::connect(
         "fake",
         fake_server().with_env("FAKE_MCP_MODE", "huge_result,deep_result"),
-        host.registry(),
+        &registry,
         // A timeout would be TOOL_TIMEOUT: the wrong code, not a slow pass.
         ImportOptions::new().call_timeout(Duration::from_secs(120)),
     ))
@@ -415,7 +410,11 @@ async fn http_events_past_the_transport_limits_are_invalid_output_at_once() {
             ToolDefinition::builder("deep", "A result nested 200 deep.")
                 .output(OutputDecl::new(
                     json!({"type": "object"}),
-                    |_args, _value| Ok(vec![tools_runtime::ContentBlock::text("deep")]),
+                    |_args, _value| {
+                        Ok(vec![tools_runtime::presentation::ContentBlock::text(
+                            "deep",
+                        )])
+                    },
                 ))
                 .body(move |_args, _ctx| {
                     let deep = deep.clone();
@@ -431,11 +430,11 @@ async fn http_events_past_the_transport_limits_are_invalid_output_at_once() {
     for stateless in [false, true] {
         let shutdown = tokio_util::sync::CancellationToken::new();
         let url = serve_http(&upstream, stateless, &shutdown).await;
-        let host = ToolRuntime::new();
+        let (host, registry) = crate::support::host();
         let _up = guarded(ImportedServer::connect(
             "up",
             tools_mcp::ServerSpec::url(url),
-            host.registry(),
+            &registry,
             ImportOptions::new().call_timeout(Duration::from_secs(120)),
         ))
         .await
@@ -464,11 +463,11 @@ async fn http_json_bodies_past_the_transport_limits_are_invalid_output_at_once()
         .await
         .unwrap();
     let url = format!("http://127.0.0.1:{}/mcp", port.trim());
-    let host = ToolRuntime::new();
+    let (host, registry) = crate::support::host();
     let _up = guarded(ImportedServer::connect(
         "up",
         tools_mcp::ServerSpec::url(url),
-        host.registry(),
+        &registry,
         ImportOptions::new().call_timeout(Duration::from_secs(120)),
     ))
     .await
@@ -481,11 +480,11 @@ async fn http_json_bodies_past_the_transport_limits_are_invalid_output_at_once()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_past_the_content_block_bound_is_invalid_output() {
-    let host = ToolRuntime::new();
+    let (host, registry) = crate::support::host();
     let _fake = guarded(ImportedServer::connect(
         "fake",
         fake_server().with_env("FAKE_MCP_MODE", "many_blocks"),
-        host.registry(),
+        &registry,
         ImportOptions::new().max_content_blocks(10_000),
     ))
     .await
@@ -555,7 +554,10 @@ async fn http_results_past_the_content_block_bound_are_invalid_output() {
         .register(
             ToolDefinition::builder("many", "A result of 20 000 content blocks.")
                 .output(OutputDecl::new(json!({}), |_args, _value| {
-                    Ok(vec![tools_runtime::ContentBlock::text("x"); 20_000])
+                    Ok(vec![
+                        tools_runtime::presentation::ContentBlock::text("x");
+                        20_000
+                    ])
                 }))
                 .body(|_args, _ctx| async { Ok(json!(null)) })
                 .build()
@@ -566,11 +568,11 @@ async fn http_results_past_the_content_block_bound_are_invalid_output() {
     for stateless in [false, true] {
         let shutdown = tokio_util::sync::CancellationToken::new();
         let url = serve_http(&upstream, stateless, &shutdown).await;
-        let host = ToolRuntime::new();
+        let (host, registry) = crate::support::host();
         let _up = guarded(ImportedServer::connect(
             "up",
             tools_mcp::ServerSpec::url(url),
-            host.registry(),
+            &registry,
             ImportOptions::new().max_content_blocks(10_000),
         ))
         .await
@@ -604,11 +606,11 @@ async fn http_results_past_the_content_block_bound_are_invalid_output() {
     guarded(tokio::io::BufReader::new(stdout).read_line(&mut port))
         .await
         .unwrap();
-    let host = ToolRuntime::new();
+    let (host, registry) = crate::support::host();
     let _up = guarded(ImportedServer::connect(
         "up",
         tools_mcp::ServerSpec::url(format!("http://127.0.0.1:{}/mcp", port.trim())),
-        host.registry(),
+        &registry,
         ImportOptions::new().max_content_blocks(10_000),
     ))
     .await

@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tools_codemode::{CodeRunRequest, CodeRunResult, Language, RunFuture};
 use tools_json::JsonValue;
-use tools_runtime::CodeRuntime;
+use tools_runtime::codemode::CodeRuntime;
 
 /// Sub-calls per run.
 pub(crate) const SUB_CALLS: usize = 100;

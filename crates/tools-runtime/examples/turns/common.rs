@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use tools_runtime::prelude::*;
-use tools_runtime::{ToolRuntime, crates::registry::ToolContext};
+use tools_runtime::{ToolContext, ToolRuntime};
 
 #[derive(Deserialize, ToolArgs)]
 pub(crate) struct WeatherArgs {

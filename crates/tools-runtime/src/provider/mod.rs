@@ -57,7 +57,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_pipeline::{ToolCall, ToolResult};
-use tools_registry::{AgentScope, ToolSchema};
+use tools_registry::{AgentScope, ToolSpec};
 
 pub use strict::NotStrict;
 
@@ -156,7 +156,7 @@ impl Provider {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tools_runtime::{OutputDecl, Provider, ToolDefinition, ToolRuntime};
+    /// use tools_runtime::{ToolDefinition, ToolRuntime, tools::OutputDecl, provider::Provider};
     ///
     /// let runtime = ToolRuntime::new();
     /// let tool = ToolDefinition::builder("math.pow", "Raise to a power.")
@@ -181,7 +181,7 @@ impl Provider {
     /// assert_eq!(n, &json!({"description": "{minimum: 0}", "type": "integer"}));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn declare(self, tools: &[ToolSchema], strict: bool) -> Declarations {
+    pub fn declare(self, tools: &[ToolSpec], strict: bool) -> Declarations {
         with_wire!(self, W => declare::<W>(self, tools, strict))
     }
 
@@ -208,7 +208,7 @@ impl Provider {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tools_runtime::Provider;
+    /// use tools_runtime::provider::Provider;
     ///
     /// let response = json!({"content": [
     ///     {"type": "text", "text": "Reading it."},
@@ -242,7 +242,7 @@ impl Provider {
 }
 
 /// [`Provider::declare`] for the wire `W` of `provider`.
-fn declare<W: Wire>(provider: Provider, tools: &[ToolSchema], strict: bool) -> Declarations {
+fn declare<W: Wire>(provider: Provider, tools: &[ToolSpec], strict: bool) -> Declarations {
     let mut declared = Vec::with_capacity(tools.len());
     let mut strict_forms = HashMap::new();
     let mut refused = Vec::new();

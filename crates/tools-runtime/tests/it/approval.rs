@@ -6,7 +6,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tools_pipeline::{PreDecision, PreNext, PreRequest, from_fn};
 use tools_registry::ToolError;
-use tools_runtime::{ApprovalOutcome, ApprovalRequest, ToolCall, ToolRuntime};
+use tools_runtime::{
+    ToolCall, ToolRuntime,
+    approval::{ApprovalOutcome, ApprovalRequest},
+};
 
 use crate::support::{Log, instant};
 

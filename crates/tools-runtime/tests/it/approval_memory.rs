@@ -8,7 +8,9 @@ use tokio_util::sync::CancellationToken;
 use tools_pipeline::{PreDecision, PreNext, PreRequest, from_fn};
 use tools_registry::{OutputDecl, ToolDefinition, ToolError};
 use tools_runtime::{
-    AgentScope, ApprovalOutcome, ApprovalRequest, ErrorCode, ToolCall, ToolRuntime,
+    ErrorCode, ToolCall, ToolRuntime,
+    approval::{ApprovalOutcome, ApprovalRequest},
+    tools::AgentScope,
 };
 
 /// A runtime whose every call of `write` asks, answered by `answer`; the keys asked about.
@@ -211,10 +213,10 @@ async fn a_batch_does_not_ask_about_calls_approved_for_the_session() {
 #[derive(Default)]
 struct Recording {
     forgotten: Mutex<Vec<u64>>,
-    inner: tools_runtime::MemoryApprovalStore,
+    inner: tools_runtime::approval::MemoryApprovalStore,
 }
 
-impl tools_runtime::ApprovalStore for Recording {
+impl tools_runtime::approval::ApprovalStore for Recording {
     fn is_approved(&self, agent: &AgentScope, key: &str) -> bool {
         self.inner.is_approved(agent, key)
     }
@@ -231,7 +233,7 @@ impl tools_runtime::ApprovalStore for Recording {
 async fn a_disposed_scope_is_forgotten_by_the_store() {
     let store = Arc::new(Recording::default());
     let runtime = ToolRuntime::builder()
-        .approval_store(Arc::clone(&store) as Arc<dyn tools_runtime::ApprovalStore>)
+        .approval_store(Arc::clone(&store) as Arc<dyn tools_runtime::approval::ApprovalStore>)
         .build()
         .unwrap();
     let scope = runtime.scope();

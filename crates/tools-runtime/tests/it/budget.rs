@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tools_runtime::prelude::*;
-use tools_runtime::{ContentBlock, OutputBudget, PresentationMode, ToolRuntime};
+use tools_runtime::{
+    ToolRuntime, budget::OutputBudget, presentation::ContentBlock, tools::PresentationMode,
+};
 
 const BUDGET: usize = 4096;
 
@@ -49,7 +51,7 @@ async fn a_5_mb_output_reaches_the_model_cut_and_read_result_returns_every_byte(
         .on_result(move |_exec, result| {
             *seen.lock().unwrap() = result.value().map(|v| v.as_value().clone());
             // The model's view is the content; the full text is one lookup away.
-            if let Some(handle) = tools_runtime::cut_handle(result) {
+            if let Some(handle) = tools_runtime::budget::cut_handle(result) {
                 *full_len.lock().unwrap() = store.get(handle).map(|full| full.text.len());
             }
         })
@@ -135,7 +137,8 @@ async fn small_outputs_and_unknown_handles() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn code_mode_sub_calls_are_never_cut_only_the_final_output_is() {
-    let js = tools_codemode::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let js = tools_quickjs::QuickJsRuntime::new(tools_runtime::codemode::RuntimeLimits::default())
+        .unwrap();
     let runtime = ToolRuntime::builder()
         .output_budget(OutputBudget::bytes(BUDGET))
         .mode(PresentationMode::Both)

@@ -5,12 +5,13 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tools_codemode::QuickJsRuntime;
 use tools_json::ErrorCode;
+use tools_quickjs::QuickJsRuntime;
 use tools_registry::{OutputDecl, ToolDefinition, ToolError};
 use tools_runtime::{
-    DispatchSettled, DispatchSink, DispatchStarted, Error, PresentationMode, RuntimeLimits,
-    ToolCall, ToolRuntime,
+    Error, ToolCall, ToolRuntime,
+    codemode::{DispatchSettled, DispatchSink, DispatchStarted, RuntimeLimits},
+    tools::PresentationMode,
 };
 
 fn quickjs() -> Arc<QuickJsRuntime> {
@@ -140,7 +141,7 @@ fn the_wire_and_the_sdk_follow_the_mode() {
 
 #[test]
 fn a_python_runtime_gives_the_python_flavour_and_sdk() {
-    let python = tools_codemode::PythonRuntime::new(RuntimeLimits::default()).unwrap();
+    let python = tools_sandbox::PythonRuntime::new(RuntimeLimits::default()).unwrap();
     let runtime = ToolRuntime::builder()
         .mode(PresentationMode::Code)
         .code_runtime(Arc::new(python))

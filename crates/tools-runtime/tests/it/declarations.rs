@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tools_runtime::prelude::*;
-use tools_runtime::{JsonValue, Provider, ToolRuntime};
+use tools_runtime::{JsonValue, ToolRuntime, provider::Provider};
 
 const PROVIDERS: [Provider; 3] = [
     Provider::OpenAiResponses,
@@ -75,7 +75,7 @@ fn call(provider: Provider, id: &str, name: &str, args: &str) -> Value {
 async fn turn(
     runtime: &ToolRuntime,
     provider: Provider,
-    declarations: &tools_runtime::Declarations,
+    declarations: &tools_runtime::provider::Declarations,
     name: &str,
     args: &str,
 ) -> ToolResult {

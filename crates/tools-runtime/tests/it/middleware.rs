@@ -15,7 +15,10 @@ use tools_pipeline::{
     from_fn_with_state, layer,
 };
 use tools_registry::{OutputDecl, ToolDefinition};
-use tools_runtime::{ApprovalOutcome, ApprovalRequest, ToolCall, ToolRuntime};
+use tools_runtime::{
+    ToolCall, ToolRuntime,
+    approval::{ApprovalOutcome, ApprovalRequest},
+};
 
 use crate::support::settle;
 

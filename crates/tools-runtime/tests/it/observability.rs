@@ -3,7 +3,7 @@
 use serde_json::json;
 use tools_json::ErrorCode;
 use tools_registry::{OutputDecl, ToolDefinition, ToolError};
-use tools_runtime::{Metrics, ToolCall, ToolRuntime};
+use tools_runtime::{ToolCall, ToolRuntime, metrics::Metrics};
 
 fn tool(name: &str, fail: bool) -> ToolDefinition {
     ToolDefinition::builder(name, "d")

@@ -8,7 +8,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tools_runtime::prelude::*;
 use tools_runtime::{
-    ContentBlock, ModelCall, NotStrict, Provider, ToolRuntime, crates::registry::ToolContext,
+    ToolContext, ToolRuntime,
+    presentation::ContentBlock,
+    provider::{ModelCall, NotStrict, Provider},
 };
 
 #[derive(Deserialize, ToolArgs)]
@@ -359,7 +361,7 @@ proptest! {
                 .map(|(i, (name, args, as_text))| {
                     let id = format!("c{i}");
                     let text = if *as_text {
-                        Value::String(tools_runtime::crates::json::to_compact_string(args))
+                        Value::String(tools_json::to_compact_string(args))
                     } else {
                         args.clone()
                     };

@@ -8,7 +8,7 @@ use tools_json::ErrorCode;
 use tools_pipeline::{
     PostNext, PostRequest, PreDecision, PreNext, PreRequest, ToolContext, from_fn,
 };
-use tools_runtime::{BatchEvent, PresentationMode, ToolRuntime};
+use tools_runtime::{BatchEvent, ToolRuntime, tools::PresentationMode};
 
 use crate::support::{Gates, Log, call, gated, instant, runtime_with_cap, settle};
 
@@ -416,7 +416,8 @@ async fn p14_p15_cancellation_drains_started_calls_and_aborts_the_rest() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn p17_a_native_call_under_code_mode_is_collapsed() {
-    let js = tools_codemode::QuickJsRuntime::new(tools_runtime::RuntimeLimits::default()).unwrap();
+    let js = tools_quickjs::QuickJsRuntime::new(tools_runtime::codemode::RuntimeLimits::default())
+        .unwrap();
     let runtime = ToolRuntime::builder()
         .mode(PresentationMode::Code)
         .code_runtime(std::sync::Arc::new(js))

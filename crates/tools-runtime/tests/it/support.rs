@@ -136,11 +136,13 @@ pub(crate) async fn settle() {
 /// A runtime with the pipeline's invariant checker installed; the check runs when the last
 /// clone is dropped, which is when the test that holds it ends.
 pub(crate) fn runtime_with_cap(cap: usize) -> Checked {
+    let pipeline = tools_runtime::hooks::Pipeline::new(tools_runtime::tools::Registry::new());
+    let checker = tools_pipeline::testing::InvariantChecker::install(&pipeline);
     let runtime = ToolRuntime::builder()
         .max_parallel_tool_calls(cap)
+        .pipeline(pipeline)
         .build()
         .unwrap();
-    let checker = tools_pipeline::testing::InvariantChecker::install(runtime.pipeline());
     Checked { runtime, checker }
 }
 

@@ -517,6 +517,5 @@ mod bodies;
 mod cancellation;
 mod depth_limit;
 mod outcomes;
-#[cfg(feature = "quickjs")]
 mod quickjs;
 mod scheduler;

@@ -2,7 +2,8 @@
 
 use super::*;
 
-use tools_codemode::{QuickJsRuntime, RuntimeLimits};
+use tools_codemode::RuntimeLimits;
+use tools_quickjs::QuickJsRuntime;
 
 fn quickjs_harness(tools: Vec<ToolDefinition>) -> Harness {
     quickjs_harness_with(tools, RuntimeLimits::default())
