@@ -55,7 +55,7 @@ pub(crate) fn error_codes_md() -> String {
         "A failed tool call carries one of these machine codes, except a tool's own error (which \
          keeps the code the tool gave it, if any) and a plain error thrown by a hook or an \
          observer (no code).\n\
-         Callers match on `tools_json::ErrorCode` (re-exported by every crate), never on \
+         Callers match on `tools_error::ErrorCode` (re-exported by every crate), never on \
          message text.\n\n",
     );
     out.push_str("| code | when |\n| --- | --- |\n");

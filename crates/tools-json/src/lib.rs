@@ -2,7 +2,6 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod code;
 mod deep;
 mod error;
 mod limits;
@@ -14,7 +13,6 @@ mod text;
 mod value;
 mod violation;
 
-pub use code::{ErrorCode, UnknownErrorCode};
 pub use deep::{clone_deep, drop_deep, eq_deep};
 pub use error::Error;
 pub use limits::{DEFAULT_MAX_DEPTH, Limits};
@@ -22,6 +20,8 @@ pub use lossless::{canonicalize_numbers, is_lossless, is_negative_zero};
 pub use path::{Path, Segment};
 pub use schema::{BOUND_KEYWORDS, CompiledSchema, DslRoot, check_schema, is_schema_supported};
 pub use text::{to_compact_string, to_pretty_capped};
+/// The workspace's machine codes (`tools-error`), which this crate's errors carry.
+pub use tools_error::{ErrorCode, UnknownErrorCode};
 pub use value::JsonValue;
 pub use violation::{
     CountUnit, JsonType, LosslessScope, PatternBound, Violation, ViolationFamily, ViolationKind,

@@ -121,6 +121,28 @@ impl Path {
         }
     }
 
+    /// The JSON Pointer (RFC 6901) of the path below its root: `/items/3/qty`, with `~`
+    /// and `/` in keys escaped as `~0` and `~1`; the root itself is the empty pointer.
+    pub fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        for segment in &self.segments {
+            pointer.push('/');
+            match segment {
+                Segment::Key(key) => {
+                    for c in key.chars() {
+                        match c {
+                            '~' => pointer.push_str("~0"),
+                            '/' => pointer.push_str("~1"),
+                            other => pointer.push(other),
+                        }
+                    }
+                }
+                Segment::Index(index) => pointer.push_str(&index.to_string()),
+            }
+        }
+        pointer
+    }
+
     /// The rendering used inside messages: the path itself, or `arguments` when it renders
     /// empty (the root of a tool's arguments).
     pub fn display_name(&self) -> String {

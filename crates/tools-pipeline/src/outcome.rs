@@ -83,7 +83,8 @@ pub(crate) fn create_success(
     })?;
     let violations = def.output().schema().validate(&value, "value");
     if !violations.is_empty() {
-        return Err(invalid_output(exec, violations));
+        let data = violations.to_json();
+        return Err(invalid_output(exec, violations).with_violations(data));
     }
     let args = exec.arguments();
     // The value's text is made when first read (`ToolResult::content`).

@@ -38,5 +38,6 @@ pub(crate) fn check(schema: &CompiledSchema, args: &JsonValue) -> Result<(), Too
     Err(ToolError::with_code(
         ErrorCode::InvalidArgs,
         format!("invalid arguments: {violations}"),
-    ))
+    )
+    .with_violations(violations.to_json()))
 }

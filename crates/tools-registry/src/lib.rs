@@ -18,7 +18,6 @@ mod projection;
 mod registry;
 mod scope;
 pub mod slot;
-mod tool_error;
 mod typed;
 mod view;
 
@@ -41,7 +40,8 @@ pub use output::{MetaFn, Output, OutputDecl, RenderFn, text_of};
 pub use projection::ToolSpec;
 pub use registry::{Registration, Registry, RegistryBuilder};
 pub use scope::AgentScope;
-pub use tool_error::{Code, ToolError};
+/// The failure a tool reports and its code (`tools-error`).
+pub use tools_error::{Code, ToolError};
 /// `#[tool]` on a documented `async fn` generates the function that builds its typed tool
 /// with [`define_tool`]; see `tools-runtime`'s prelude for an example.
 pub use tools_macros::tool;

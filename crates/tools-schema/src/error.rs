@@ -64,9 +64,57 @@ impl Error {
     }
 }
 
+/// The failure a typed tool reports for a schema error: the error's code and message, and
+/// its violations as data in the detail (`{"violations": [{"path", "pointer", "message"}]}`)
+/// when it has any.
+impl From<Error> for tools_error::ToolError {
+    fn from(error: Error) -> tools_error::ToolError {
+        let failure = tools_error::ToolError::with_code(error.code(), error.to_string());
+        match &error {
+            Error::UnsupportedSchema { violations }
+            | Error::InvalidArgs { violations }
+            | Error::InvalidOutput { violations } => failure.with_violations(violations.to_json()),
+            Error::ArgsType { .. } | Error::OutputNotSerializable { .. } => {
+                failure.with_source(error)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_error_carries_the_violations_as_data() {
+        let mut violations = Violations::new();
+        violations.push(Violation::new(
+            tools_json::Path::root("").key("items").index(3).key("qty"),
+            tools_json::ViolationKind::MissingRequired,
+        ));
+        let failure = tools_error::ToolError::from(Error::InvalidArgs { violations });
+        assert_eq!(
+            failure.code().and_then(tools_error::Code::known),
+            Some(ErrorCode::InvalidArgs)
+        );
+        let violations = failure.violations().unwrap();
+        assert_eq!(violations[0]["pointer"], "/items/3/qty");
+        assert_eq!(violations[0]["path"], "items[3].qty");
+        assert!(
+            failure
+                .message()
+                .starts_with("invalid arguments: items[3].qty")
+        );
+    }
+
+    #[test]
+    fn a_type_mismatch_keeps_its_cause() {
+        let failure = tools_error::ToolError::from(Error::ArgsType {
+            message: "bad".into(),
+        });
+        assert!(std::error::Error::source(&failure).is_some());
+        assert!(failure.detail().is_none());
+    }
 
     #[test]
     fn every_variant_has_its_code() {

@@ -91,8 +91,8 @@ impl<T: DeserializeOwned> ArgsSchema<T> {
     /// (it deserializes again).
     ///
     /// This is the check a typed tool hands its definition
-    /// (`tools_registry::ToolDefinition::check_arguments`), which the pipeline runs before
-    /// it asks a person to approve a call.
+    /// (`tools_registry::ToolDefinition::check_arguments`), which the layers above run
+    /// before anything acts on the arguments.
     ///
     /// # Errors
     ///

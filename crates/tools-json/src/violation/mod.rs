@@ -573,6 +573,40 @@ impl Violations {
     pub fn push(&mut self, violation: Violation) {
         self.0.push(violation);
     }
+
+    /// The violations as data, in order: one object each with the `path` as the message
+    /// names it (`items[3].qty`), its JSON Pointer below the checked value
+    /// (`/items/3/qty`, RFC 6901) and the `message`; what a `ToolError`'s detail carries.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tools_json::{Path, Violation, ViolationKind, Violations};
+    ///
+    /// let mut violations = Violations::new();
+    /// violations.push(Violation::new(
+    ///     Path::root("").key("a/b").index(2),
+    ///     ViolationKind::MissingRequired,
+    /// ));
+    /// let data = violations.to_json();
+    /// assert_eq!(data[0]["pointer"], json!("/a~1b/2"));
+    /// assert_eq!(data[0]["path"], json!("a/b[2]"));
+    /// ```
+    pub fn to_json(&self) -> Value {
+        Value::Array(
+            self.0
+                .iter()
+                .map(|violation| {
+                    let mut entry = serde_json::Map::with_capacity(3);
+                    entry.insert("path".into(), violation.path.display_name().into());
+                    entry.insert("pointer".into(), violation.path.pointer().into());
+                    entry.insert("message".into(), violation.kind.to_string().into());
+                    Value::Object(entry)
+                })
+                .collect(),
+        )
+    }
 }
 
 impl From<Vec<Violation>> for Violations {

@@ -9,6 +9,7 @@ mod approval_memory;
 mod budget;
 mod code_mode;
 mod declarations;
+mod error_detail;
 mod middleware;
 mod observability;
 mod provider;

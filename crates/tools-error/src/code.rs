@@ -5,13 +5,14 @@ use std::fmt;
 /// A stable, machine-readable error code.
 ///
 /// The codes are the interface: callers match on this enum, never on message text. The
-/// enum lives in `tools-json`, the lowest crate, so that every crate above can produce and
-/// re-export the same type; `docs/error-codes.md` is generated from [`ErrorCode::ALL`].
+/// enum lives in `tools-error`, below every other crate, so that each crate above can
+/// produce and re-export the same type; `docs/error-codes.md` is generated from
+/// [`ErrorCode::ALL`].
 ///
 /// # Examples
 ///
 /// ```
-/// use tools_json::ErrorCode;
+/// use tools_error::ErrorCode;
 ///
 /// assert_eq!(ErrorCode::InvalidArgs.as_str(), "INVALID_ARGS");
 /// assert_eq!("UNKNOWN_TOOL".parse::<ErrorCode>(), Ok(ErrorCode::UnknownTool));
