@@ -18,7 +18,8 @@ pub use error::Error;
 pub use limits::{DEFAULT_MAX_DEPTH, Limits};
 pub use lossless::{canonicalize_numbers, is_lossless, is_negative_zero};
 pub use path::{Path, Segment};
-pub use schema::{BOUND_KEYWORDS, CompiledSchema, DslRoot, check_schema, is_schema_supported};
+pub use schema::build;
+pub use schema::{BOUND_KEYWORDS, CompiledSchema, check_schema, is_schema_supported};
 pub use text::{to_compact_string, to_pretty_capped};
 /// The workspace's machine codes (`tools-error`), which this crate's errors carry.
 pub use tools_error::{ErrorCode, UnknownErrorCode};

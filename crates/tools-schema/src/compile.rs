@@ -16,7 +16,10 @@
 //!    reports every violation, with the root label `schema`.
 
 use serde_json::{Map, Value};
-use tools_json::{CompiledSchema, DslRoot, Path, Segment, Violation, ViolationKind};
+use tools_json::{CompiledSchema, Path, Segment, Violation, ViolationKind};
+
+/// The build's root, shared with the fast path.
+pub(crate) use crate::fast_path::Root;
 
 use crate::Error;
 use crate::spec::Spec;
@@ -112,10 +115,10 @@ pub(crate) fn compile_params(spec: &Spec, closed: bool) -> Result<CompiledSchema
 /// compiled schema keeps a handle on the spec, not a copy). Anything else takes the full
 /// path, whose author walk and support check report the errors: the fast path only ever
 /// accepts, and what it accepts the full path accepts with the same JSON (the property
-/// tests in `tests/fast_path.rs` hold it to that).
+/// tests in `fast_path_tests.rs` hold it to that).
 fn compile(spec: &Spec, root: Root) -> Result<CompiledSchema, Error> {
     let shared = spec.share();
-    match CompiledSchema::compile_dsl(spec.get(), root, move || build(shared.get(), root)) {
+    match crate::fast_path::compile(spec.get(), root, move || build(shared.get(), root)) {
         Ok(compiled) => Ok(compiled),
         Err(_) => compile_full(spec.get(), root),
     }
@@ -316,11 +319,6 @@ fn author_walk(spec: &Value, root: &str, params: bool) -> Result<(), Error> {
     }
     Ok(())
 }
-
-/// What the build's root is: a value spec, or a parameter map, open (no
-/// `additionalProperties` key) or closed. The fast path reads the same root, so this is its
-/// type.
-pub(crate) type Root = DslRoot;
 
 /// What a node of the build arena becomes once its children are built.
 enum Shape<'a> {

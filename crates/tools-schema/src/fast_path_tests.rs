@@ -1,4 +1,4 @@
-//! The fast path (`tools_json::CompiledSchema::compile_dsl`) held to the full path (author
+//! The fast path (`fast_path.rs`) held to the full path (author
 //! walk, build, support check) on random author specs, good and bad:
 //! - whatever the fast path accepts, the full path accepts, with the same JSON;
 //! - the two validators give the same violations (kinds, paths, messages) on valid samples
@@ -307,9 +307,8 @@ fn both(
     Result<CompiledSchema, crate::Error>,
 ) {
     let shared = spec.clone();
-    let fast =
-        CompiledSchema::compile_dsl(spec, root, move || crate::compile::build(&shared, root))
-            .map_err(|_| ());
+    let fast = crate::fast_path::compile(spec, root, move || crate::compile::build(&shared, root))
+        .map_err(|_| ());
     (fast, compile_full(spec, root))
 }
 

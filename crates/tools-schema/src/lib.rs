@@ -5,6 +5,7 @@ mod compile;
 mod derive;
 mod dsl;
 mod error;
+mod fast_path;
 #[cfg(feature = "schemars")]
 mod schemars_bridge;
 mod spec;

@@ -2,10 +2,10 @@
 
 mod allowed;
 mod bounds;
+pub mod build;
 mod check;
 mod compile;
 mod direct;
-mod dsl;
 mod foreign;
 mod keys;
 mod number;
@@ -26,7 +26,6 @@ use crate::{Error, JsonValue, Limits, Path, Violation, ViolationKind, Violations
 
 pub use bounds::BOUND_KEYWORDS;
 pub(crate) use compile::{Node, NodeId};
-pub use dsl::DslRoot;
 
 /// A schema that passed the support check, compiled once into a form that validates fast.
 ///
@@ -239,39 +238,22 @@ impl CompiledSchema {
         }))
     }
 
-    /// Compiles a spec written in `tools-schema`'s author DSL (its JSON form) without
-    /// building the model-facing JSON Schema: the validator is compiled straight from the
-    /// spec, and `render` makes the JSON the first time something reads it
-    /// ([`CompiledSchema::as_json`], [`CompiledSchema::json`]), once.
-    ///
-    /// This is `tools-schema`'s fast path, not a general API. It accepts only a spec that is
-    /// plainly inside the DSL and the subset, and hands `render` back for anything it would
-    /// have to judge (an author error, a violation of the support check, an unknown key),
-    /// so that the caller takes the full path, which reports errors. The caller promises
-    /// that `render` returns the DSL's compiled form of `spec`: the property tests of
-    /// `tools-schema` hold this compile to the full path's (same JSON, same verdicts).
-    ///
-    /// # Errors
-    ///
-    /// `render`, unused, when the spec needs the full path.
-    #[doc(hidden)]
-    pub fn compile_dsl<F>(spec: &Value, root: DslRoot, render: F) -> Result<CompiledSchema, F>
-    where
-        F: FnOnce() -> Value + Send + 'static,
-    {
-        let Some(dsl::Compiled { nodes, nesting }) = dsl::compile(spec, root) else {
-            return Err(render);
-        };
-        debug_assert_eq!(nesting, direct::nesting(&nodes));
+    /// A schema from [`build::Builder::finish`]: `nodes` nest `nesting` levels deep, and
+    /// `render` makes the model-facing JSON when first read.
+    fn deferred(
+        nodes: Box<[Node]>,
+        nesting: usize,
+        render: Box<dyn FnOnce() -> Value + Send>,
+    ) -> CompiledSchema {
         let id = NEXT_SCHEMA_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(CompiledSchema(Arc::new(Inner {
-            source: source::Source::deferred(Box::new(render)),
+        CompiledSchema(Arc::new(Inner {
+            source: source::Source::deferred(render),
             direct: nesting <= direct::MAX_DEPTH,
             nodes,
             id,
             unenforced: Box::new([]),
             enforced: None,
-        })))
+        }))
     }
 
     /// The schema as given, with integral floats written as integers (the model-facing
@@ -287,7 +269,7 @@ impl CompiledSchema {
     }
 
     /// Whether the model-facing JSON exists yet: always, except for a schema from
-    /// [`CompiledSchema::compile_dsl`] that nothing has read ([`CompiledSchema::as_json`],
+    /// [`build::Builder::finish`] that nothing has read ([`CompiledSchema::as_json`],
     /// [`CompiledSchema::json`], `Debug`, `==`) since it was compiled.
     pub fn is_json_rendered(&self) -> bool {
         self.0.source.is_rendered()

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use tools_json::{
-    CompiledSchema, DslRoot, ErrorCode, PatternBound, ViolationKind, check_schema,
+    CompiledSchema, ErrorCode, JsonType, PatternBound, ViolationKind, build, check_schema,
     is_schema_supported,
 };
 
@@ -161,14 +161,16 @@ fn an_author_schema_with_a_pattern_bomb_is_refused_naming_the_path_and_the_bound
                 .starts_with("schema.properties.code.pattern: pattern is too large to compile: ")
         );
         assert!(message.contains(&bound.to_string()), "{message}");
-        // The check, its yes/no form and the DSL fast path agree.
+        // The check, its yes/no form and the node builder agree.
         assert_eq!(check_schema(&schema).len(), 1);
         assert!(!is_schema_supported(&schema));
-        let spec = json!({"code": {"type": "string", "pattern": pattern, "required": true}});
-        assert!(
-            CompiledSchema::compile_dsl(&spec, DslRoot::Params { closed: true }, || Value::Null)
-                .is_err(),
-            "{name}: the fast path hands a bomb to the full path"
+        let node = json!({"type": "string", "pattern": pattern});
+        let keywords = build::Keywords::classify(node.as_object().unwrap(), |_, _, _| {});
+        let mut builder = build::Builder::new();
+        assert_eq!(
+            builder.bounds(JsonType::String, &keywords).err(),
+            Some(build::Refused),
+            "{name}: the builder hands a bomb to the checked path"
         );
     }
     let err = CompiledSchema::compile(&json!({"type": "string", "pattern": "a".repeat(5000)}))
