@@ -47,7 +47,8 @@ use super::allowed::Allowed;
 use super::bounds::{self, Bounds};
 use super::check::{annotation_ok, is_scalar_of};
 use super::compile::{Node, NodeId};
-use super::keys::{Key, Keys};
+use super::keys::Keys;
+pub use super::keys::KeywordKind;
 use super::pattern::Patterns;
 use super::properties::PropertyMap;
 use super::{CompiledSchema, direct};
@@ -66,23 +67,6 @@ pub struct Slot {
     depth: u32,
 }
 
-/// What a keyword of a node is, as [`Keywords::classify`] reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeywordKind {
-    /// A constraint keyword, `description` or `title` (read back through [`Keywords`]).
-    Known,
-    /// `default` or `examples`: annotation data.
-    Data,
-    /// A bound keyword (`minLength`, `maximum`, `pattern`, …).
-    Bound,
-    /// An annotation that must be a string: `format`, `$schema`, `$id`, `$comment`.
-    Text,
-    /// An annotation that must be a boolean: `deprecated`, `readOnly`, `writeOnly`.
-    Flag,
-    /// Anything else.
-    Unknown,
-}
-
 /// The keywords of one schema node, sorted in one pass.
 pub struct Keywords<'a> {
     keys: Keys<'a>,
@@ -98,18 +82,8 @@ impl<'a> Keywords<'a> {
         mut each: impl FnMut(&'a str, &'a Value, KeywordKind),
     ) -> Keywords<'a> {
         let mut bounds = false;
-        let keys = Keys::classify(map, |name, value, key| {
-            let kind = match key {
-                Key::Known => KeywordKind::Known,
-                Key::Data => KeywordKind::Data,
-                Key::Bound => {
-                    bounds = true;
-                    KeywordKind::Bound
-                }
-                Key::Text => KeywordKind::Text,
-                Key::Flag => KeywordKind::Flag,
-                Key::Unknown => KeywordKind::Unknown,
-            };
+        let keys = Keys::classify(map, |name, value, kind| {
+            bounds |= kind == KeywordKind::Bound;
             each(name, value, kind);
         });
         Keywords { keys, bounds }

@@ -20,13 +20,15 @@ pub(crate) struct Keys<'a> {
     pub(crate) bounds: [Option<&'a Value>; 13],
 }
 
-/// What a key of a node is.
-pub(crate) enum Key {
-    /// A constraint keyword or `description`/`title` (already stored in [`Keys`]).
+/// What a keyword of a schema node is, as the one pass over its keys sorts it (and as
+/// [`Keywords::classify`](super::build::Keywords::classify) reports it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeywordKind {
+    /// A constraint keyword, `description` or `title` (read back from the sorted keywords).
     Known,
     /// `default` or `examples`: annotation data.
     Data,
-    /// A bound keyword (stored in [`Keys::bounds`]).
+    /// A bound keyword (`minLength`, `maximum`, `pattern`, …).
     Bound,
     /// An annotation that must be a string: `format`, `$schema`, `$id`, `$comment`.
     Text,
@@ -35,6 +37,9 @@ pub(crate) enum Key {
     /// Anything else.
     Unknown,
 }
+
+/// The internal name of [`KeywordKind`].
+pub(crate) use KeywordKind as Key;
 
 impl<'a> Keys<'a> {
     /// Sorts the keys of `map`, calling `each` with every key in key order.
