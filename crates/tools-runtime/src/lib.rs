@@ -19,7 +19,6 @@ pub mod prelude;
 pub use batch::{Batch, BatchEvent};
 pub use error::Error;
 pub use runtime::{RuntimeBuilder, RuntimeConfig, ToolRuntime};
-pub use timeout::TimeoutPolicy;
 // Tools, calls, results and errors.
 pub use tools_json::{ErrorCode, JsonValue};
 pub use tools_pipeline::{ToolCall, ToolResult};
@@ -50,8 +49,10 @@ pub mod presentation {
 }
 
 /// Hooks around every call: the stages' requests, continuations and decisions, closures
-/// (`from_fn`) and tower layers (`layer`) as hooks, and the pipeline they run in.
+/// (`from_fn`) and tower layers (`layer`) as hooks, the pipeline they run in, and the
+/// timeout policy (an execute hook the runtime installs by default).
 pub mod hooks {
+    pub use crate::timeout::TimeoutPolicy;
     /// What making a call can refuse (`tools_pipeline::Error`: an empty tool name).
     pub use tools_pipeline::Error as CallError;
     pub use tools_pipeline::{

@@ -17,10 +17,11 @@ use tracing::Instrument;
 
 use tools_codemode::{CodeModeConfig, CodeRuntime, DispatchSink};
 
+use crate::Error;
 use crate::approval::BatchApproval;
 use crate::budget::{MemoryResultStore, OutputBudget, ResultStore};
 use crate::span::{call_span, record_outcome};
-use crate::{Error, TimeoutPolicy};
+use crate::timeout::TimeoutPolicy;
 
 /// How a [`ToolRuntime`] is set up.
 #[derive(Clone)]
