@@ -520,3 +520,57 @@ fn the_ground_floor_knows_nothing_of_the_floors_above() {
         }
     }
 }
+
+#[test]
+fn the_front_door_stays_small() {
+    // The names `tools-runtime` exports at its root: its top-level `pub use` and `pub mod`
+    // items (the bodies of inline modules are not the root). At most 30, hidden ones
+    // included.
+    let source = std::fs::read_to_string(root().join("crates/tools-runtime/src/lib.rs")).unwrap();
+    let mut names = std::collections::BTreeSet::new();
+    let mut depth = 0usize;
+    let mut statement = String::new();
+    for line in source.lines() {
+        let at_root = depth == 0;
+        depth += line.matches('{').count();
+        depth = depth.saturating_sub(line.matches('}').count());
+        if !at_root {
+            continue;
+        }
+        if let Some(module) = line.strip_prefix("pub mod ") {
+            let end = module
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(module.len());
+            names.insert(module[..end].to_owned());
+            continue;
+        }
+        if line.starts_with("pub use ") || !statement.is_empty() {
+            statement.push_str(line);
+            if !line.ends_with(';') {
+                // A `pub use` over several lines: its inner lines are read as it goes on.
+                depth = 0;
+                continue;
+            }
+            let path = statement
+                .trim_start_matches("pub use ")
+                .trim_end_matches(';');
+            let list = match (path.find('{'), path.rfind('}')) {
+                (Some(open), Some(close)) => &path[open + 1..close],
+                _ => path.rsplit("::").next().unwrap_or(path),
+            };
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                names.insert(name.rsplit(" as ").next().unwrap_or(name).to_owned());
+            }
+            statement.clear();
+        }
+    }
+    assert!(
+        names.contains("ToolRuntime") && names.contains("prelude") && names.contains("hooks"),
+        "{names:?}"
+    );
+    assert!(
+        names.len() <= 30,
+        "tools-runtime exports {} names at its root (at most 30): {names:?}",
+        names.len()
+    );
+}
