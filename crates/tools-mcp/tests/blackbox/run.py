@@ -234,10 +234,10 @@ async def check_cancel(g: Gateway, wirelog: Path, prefix: str) -> None:
             async with anyio.create_task_group() as tg:
 
                 async def long_call() -> None:
-                    await s.call_tool(
+                    r = await s.call_tool(
                         f"everything__{tool}", {"duration": 30, "steps": 30}, progress_callback=on_progress
                     )
-                    raise CheckFailed("the 30 s call completed before it was cancelled")
+                    raise CheckFailed(f"the 30 s call completed before it was cancelled: {short(dump(r))}")
 
                 tg.start_soon(long_call)
                 # The server's first progress update reaches the gateway (seen on the wire)...
