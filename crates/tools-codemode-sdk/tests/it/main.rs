@@ -7,5 +7,6 @@
 mod depth;
 mod golden;
 mod properties;
-mod scenarios;
+mod scenarios_py;
+mod scenarios_ts;
 mod support;

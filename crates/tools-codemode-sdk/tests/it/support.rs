@@ -71,3 +71,13 @@ pub(crate) fn output_tool(name: &str, output: Value) -> ToolSdkSchema {
 pub(crate) fn args_tool(name: &str, parameters: Value) -> ToolSdkSchema {
     tool(name, "", parameters, serde_json::json!({"type": "string"}))
 }
+
+/// A closed object schema (`additionalProperties: false`).
+pub(crate) fn closed(properties: Value, required: Value) -> Value {
+    serde_json::json!({"type": "object", "additionalProperties": false, "properties": properties, "required": required})
+}
+
+/// An open object schema.
+pub(crate) fn open(properties: Value, required: Value) -> Value {
+    serde_json::json!({"type": "object", "properties": properties, "required": required})
+}
