@@ -8,5 +8,6 @@
 mod exotic;
 mod hostile_ts;
 mod quickjs;
+mod quickjs_bindings;
 mod quickjs_process;
 mod worker;
