@@ -11,8 +11,14 @@ use crate::install::{self, target_dir};
 use crate::{cargo, project_root, run_step};
 
 /// PyPI: the official Python SDK (its `ClientSession` validates `structuredContent` against
-/// `outputSchema`) and the reference time server.
-const PYPI: [(&str, &str); 2] = [("mcp", "2.3.0"), ("mcp-server-time", "2026.10.19")];
+/// `outputSchema`), the reference time server, and what `production.py` signs its test
+/// issuer's JWTs with.
+const PYPI: [(&str, &str); 4] = [
+    ("mcp", "2.3.0"),
+    ("mcp-server-time", "2026.10.19"),
+    ("PyJWT", "2.15.1"),
+    ("cryptography", "51.0.1"),
+];
 /// npm: the Inspector's CLI (0.15.0 is the last release that runs on Node 20; later ones
 /// need Node 22) and the reference "everything" server.
 const NPM: [(&str, &str); 2] = [
@@ -60,6 +66,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     blackbox.arg(script("run.py"));
     configure(&mut blackbox);
     run_step("crates/tools-mcp/tests/blackbox/run.py", blackbox)?;
+    let mut production = Command::new(&python);
+    production.arg(script("production.py"));
+    configure(&mut production);
+    run_step("crates/tools-mcp/tests/blackbox/production.py", production)?;
     if bench {
         // Measured as shipped: the release build.
         let mut release = cargo();

@@ -48,11 +48,17 @@ pub enum ErrorCode {
     /// The call needed approval (`ask`) and did not get it: the user refused, the question
     /// was cancelled, nobody could answer, or the approval service failed.
     ApprovalDenied,
+    /// A limit on how often or how many at once (per principal, per tool) refused the
+    /// call; the detail's `retry_after_ms` says when to try again.
+    RateLimited,
+    /// The tool changed since it was pinned (description, schemas or annotations) and is
+    /// withheld until someone re-approves it; the message names what changed.
+    ToolChanged,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::UnknownTool,
         ErrorCode::InvalidToolOutput,
         ErrorCode::InvalidArgs,
@@ -63,6 +69,8 @@ impl ErrorCode {
         ErrorCode::ToolTimeout,
         ErrorCode::Denied,
         ErrorCode::ApprovalDenied,
+        ErrorCode::RateLimited,
+        ErrorCode::ToolChanged,
     ];
 
     /// The wire spelling of the code, e.g. `"INVALID_ARGS"`.
@@ -78,6 +86,8 @@ impl ErrorCode {
             ErrorCode::ToolTimeout => "TOOL_TIMEOUT",
             ErrorCode::Denied => "DENIED",
             ErrorCode::ApprovalDenied => "APPROVAL_DENIED",
+            ErrorCode::RateLimited => "RATE_LIMITED",
+            ErrorCode::ToolChanged => "TOOL_CHANGED",
         }
     }
 
@@ -113,6 +123,12 @@ impl ErrorCode {
             }
             ErrorCode::ApprovalDenied => {
                 "The call needed approval and did not get it: refused, cancelled, unanswerable (no approval service or channel, no agent) or the approval service failed."
+            }
+            ErrorCode::RateLimited => {
+                "A rate or concurrency limit (per principal, per tool) refused the call before its body ran; the detail's `retry_after_ms` says when to try again. Calls over a limit never queue."
+            }
+            ErrorCode::ToolChanged => {
+                "The tool's description, schemas or annotations differ from the pinned fingerprint, so it is withheld until re-approved; the message names what changed."
             }
         }
     }

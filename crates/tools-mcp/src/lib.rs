@@ -1,9 +1,13 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod audit;
+pub mod auth;
 mod client;
 mod error;
 pub mod gateway;
+pub mod limits;
+pub mod pins;
 mod server;
 mod wire;
 

@@ -1,8 +1,9 @@
-//! `tools-mcp gateway --config FILE [--http ADDR] [--stateless] [--allow-host NAME]…
-//! [--allow-origin ORIGIN]… [--max-sessions N] [--session-idle-timeout DURATION]`:
-//! imports the MCP servers a TOML file names, applies its policy and budgets, and serves the
-//! result to one MCP client on stdio (default) or to many over streamable HTTP at
-//! `http://ADDR/mcp`. Logs go to stderr (`RUST_LOG` filters them; default `warn`).
+//! `tools-mcp gateway --config FILE [--check] [--http ADDR] [--insecure-no-auth]
+//! [--stateless] [--allow-host NAME]… [--allow-origin ORIGIN]… [--max-sessions N]
+//! [--session-idle-timeout DURATION]`: imports the MCP servers a TOML file names, applies
+//! its identity, policy and budgets, and serves the result to one MCP client on stdio
+//! (default) or to many over streamable HTTP at `http://ADDR/mcp`. Logs go to stderr
+//! (`RUST_LOG` filters them; default `warn`).
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
@@ -12,25 +13,31 @@ use tokio_util::sync::CancellationToken;
 use tools_mcp::HttpOptions;
 use tools_mcp::gateway::{Gateway, GatewayConfig};
 
-const USAGE: &str = "usage: tools-mcp gateway --config FILE [--http ADDR] [--stateless]
-         [--allow-host NAME]... [--allow-origin ORIGIN]...
+const USAGE: &str = "usage: tools-mcp gateway --config FILE [--check] [--http ADDR]
+         [--insecure-no-auth] [--stateless] [--allow-host NAME]... [--allow-origin ORIGIN]...
          [--max-sessions N] [--session-idle-timeout DURATION]
 
-Imports the MCP servers named in FILE (TOML), applies its policy and budgets, and serves
-the tools to an MCP client: on stdin/stdout by default, or over streamable HTTP at
-http://ADDR/mcp with --http:
+Imports the MCP servers named in FILE (TOML), applies its identity, policy and budgets,
+and serves the tools to an MCP client: on stdin/stdout by default, or over streamable HTTP
+at http://ADDR/mcp with --http (GET /healthz and /readyz answer without a token):
+  --check                  check FILE and exit (0: valid; 1: the error, with its line)
+  --insecure-no-auth       serve a non-loopback ADDR without [auth] (anyone who reaches
+                           it calls every tool)
   --stateless              no sessions, for load balancers
   --allow-host NAME        accept this Host header besides loopback (and its origins)
   --allow-origin ORIGIN    accept this Origin header besides loopback ones
                            (https://app.example, https://app.example:8443, ...:*)
   --max-sessions N         at most N sessions open at once (default 1000)
   --session-idle-timeout D close a session idle for D (default 5m)
+       tools-mcp pins approve NAME... --config FILE
 See the tools-mcp README for the file format.";
 
 struct Args {
     config: PathBuf,
     http: Option<String>,
     options: HttpOptions,
+    check: bool,
+    insecure_no_auth: bool,
 }
 
 /// The arguments, or the message to print (and whether it is an error).
@@ -47,6 +54,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, (String, bool)>
     }
     let mut config = None;
     let mut http = None;
+    let (mut check, mut insecure_no_auth) = (false, false);
     let mut options = HttpOptions::default();
     let mut hosts: Vec<String> = Vec::new();
     while let Some(arg) = args.next() {
@@ -60,6 +68,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, (String, bool)>
                 None => return usage("--http needs an address such as 127.0.0.1:8080"),
             },
             "--stateless" => options.stateless = true,
+            "--check" => check = true,
+            "--insecure-no-auth" => insecure_no_auth = true,
             "--allow-host" => match args.next() {
                 Some(host) => hosts.push(host),
                 None => return usage("--allow-host needs a host name"),
@@ -104,6 +114,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, (String, bool)>
             config,
             http,
             options,
+            check,
+            insecure_no_auth,
         }),
         None => usage("--config FILE is required"),
     }
@@ -111,7 +123,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, (String, bool)>
 
 #[allow(clippy::print_stderr, clippy::print_stdout, clippy::disallowed_macros)]
 fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
+    let mut argv = std::env::args().skip(1).peekable();
+    if argv.peek().map(String::as_str) == Some("pins") {
+        return pins(argv.skip(1));
+    }
+    let args = match parse(argv) {
         Ok(args) => args,
         Err((message, is_error)) => {
             if is_error {
@@ -148,21 +164,141 @@ fn main() -> ExitCode {
     }
 }
 
+#[allow(clippy::print_stderr, clippy::disallowed_macros)]
 async fn run(args: Args) -> Result<(), tools_mcp::Error> {
     let config = GatewayConfig::load(&args.config)?;
-    let gateway = Gateway::start(&config).await?;
+    if args.check {
+        eprintln!(
+            "tools-mcp: {} is valid ({} servers)",
+            args.config.display(),
+            config.servers.len()
+        );
+        return Ok(());
+    }
+    if args.http.is_none()
+        && config
+            .audit
+            .as_ref()
+            .is_some_and(|a| a.target == tools_mcp::audit::AuditTarget::Stdout)
+    {
+        return Err(tools_mcp::Error::Config {
+            path: args.config.display().to_string(),
+            message: "`[audit] path = \"-\"` writes to stdout, which is the MCP channel over stdio; name a file".into(),
+        });
+    }
+    let gateway = std::sync::Arc::new(Gateway::start(&config).await?);
+    reload_on_hangup(std::sync::Arc::clone(&gateway), args.config.clone());
     match &args.http {
         None => gateway.serve_stdio().await,
         Some(addr) => {
+            let listener = gateway.bind(addr, args.insecure_no_auth).await?;
+            if let Ok(local) = listener.local_addr() {
+                let auth = if gateway.authenticator().is_some() {
+                    "with [auth]"
+                } else {
+                    "WITHOUT authentication"
+                };
+                eprintln!(
+                    "tools-mcp: listening on http://{local}{} ({auth})",
+                    args.options.path
+                );
+            }
             let shutdown = CancellationToken::new();
             let on_signal = shutdown.clone();
             tokio::spawn(async move {
                 let _ = tokio::signal::ctrl_c().await;
                 on_signal.cancel();
             });
-            gateway.serve_http(addr, &args.options, shutdown).await
+            gateway
+                .serve_http_on(listener, &args.options, shutdown)
+                .await
         }
     }
+}
+
+const PINS_USAGE: &str = "usage: tools-mcp pins approve NAME... --config FILE
+
+Approves the changed definition of each withheld tool NAME in the pin file that FILE's
+[pins] names; a running gateway uses it after SIGHUP.";
+
+/// `tools-mcp pins approve NAME... --config FILE`.
+#[allow(clippy::print_stderr, clippy::print_stdout, clippy::disallowed_macros)]
+fn pins(mut args: impl Iterator<Item = String>) -> ExitCode {
+    let usage = |message: &str| {
+        eprintln!("{message}\n\n{PINS_USAGE}");
+        ExitCode::from(2)
+    };
+    if args.next().as_deref() != Some("approve") {
+        return usage("`pins` has one command: approve");
+    }
+    let (mut names, mut config) = (Vec::new(), None);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--config" => match args.next() {
+                Some(path) => config = Some(PathBuf::from(path)),
+                None => return usage("--config needs a file"),
+            },
+            flag if flag.starts_with('-') => return usage(&format!("unknown argument {flag:?}")),
+            _ => names.push(arg),
+        }
+    }
+    let Some(config) = config else {
+        return usage("--config FILE is required");
+    };
+    if names.is_empty() {
+        return usage("name at least one tool");
+    }
+    let path = match GatewayConfig::load(&config) {
+        Ok(GatewayConfig {
+            pins: Some((path, _)),
+            ..
+        }) => path,
+        Ok(_) => {
+            eprintln!("tools-mcp: {} has no [pins] section", config.display());
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            eprintln!("tools-mcp: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match tools_mcp::pins::approve(&path, &names) {
+        Ok(done) => {
+            for line in done {
+                println!("{line}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("tools-mcp: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// On `SIGHUP`, reads the configuration again and puts its policy and limits in force
+/// (a configuration that does not check out is reported and the old one kept).
+#[allow(clippy::print_stderr, clippy::disallowed_macros)]
+fn reload_on_hangup(gateway: std::sync::Arc<Gateway>, path: PathBuf) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        tracing::warn!("SIGHUP cannot be watched: the configuration is not reloaded on it");
+        return;
+    };
+    tokio::spawn(async move {
+        while hangups.recv().await.is_some() {
+            match GatewayConfig::load(&path) {
+                Ok(config) => {
+                    gateway.reload(&config).await;
+                    eprintln!(
+                        "tools-mcp: reloaded the policy, limits and pins of {}",
+                        path.display()
+                    );
+                }
+                Err(e) => eprintln!("tools-mcp: kept the running configuration: {e}"),
+            }
+        }
+    });
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use tools_registry::{
 };
 
 use crate::stage::body_token::BodyToken;
-use crate::{Approval, Error};
+use crate::{Approval, Error, Principal};
 
 /// The channels back to whoever started a call: where its progress goes, and who answers
 /// its `ask` in place of the pipeline's approval service.
@@ -22,6 +22,8 @@ pub(crate) struct Channels {
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) approval: Option<Arc<dyn Approval>>,
     pub(crate) output_budget: Option<usize>,
+    pub(crate) principal: Option<Arc<Principal>>,
+    pub(crate) session: Option<Arc<str>>,
 }
 
 impl fmt::Debug for Channels {
@@ -30,6 +32,8 @@ impl fmt::Debug for Channels {
             .field("progress", &self.progress.is_some())
             .field("approval", &self.approval.is_some())
             .field("output_budget", &self.output_budget)
+            .field("principal", &self.principal)
+            .field("session", &self.session)
             .finish()
     }
 }
@@ -178,9 +182,27 @@ impl ToolCall {
         self
     }
 
-    /// The same progress sink and approval service as the call `ctx` belongs to (a Code
-    /// Mode sub-call reports to, and asks, whoever started the `run_code` call). A context
-    /// the pipeline did not make gives nothing.
+    /// The identity the call is made for (see [`Principal`]); a Code Mode sub-call
+    /// inherits it with the other channels ([`ToolCall::with_channels_of`]).
+    #[must_use]
+    #[inline]
+    pub fn with_principal(mut self, principal: Arc<Principal>) -> ToolCall {
+        self.channels.principal = Some(principal);
+        self
+    }
+
+    /// The client session the call came in on (an MCP session id), for audit and
+    /// observability; inherited by Code Mode sub-calls like the principal.
+    #[must_use]
+    #[inline]
+    pub fn with_session(mut self, session: impl Into<Arc<str>>) -> ToolCall {
+        self.channels.session = Some(session.into());
+        self
+    }
+
+    /// The same progress sink, approval service, output budget and principal as the call
+    /// `ctx` belongs to (a Code Mode sub-call reports to, asks, and acts for whoever
+    /// started the `run_code` call). A context the pipeline did not make gives nothing.
     #[must_use]
     #[inline]
     pub fn with_channels_of(mut self, ctx: &tools_registry::RunContext) -> ToolCall {
@@ -345,6 +367,17 @@ impl Execution {
     /// The output budget the caller gave this call ([`ToolCall::with_output_budget`]).
     pub fn output_budget(&self) -> Option<usize> {
         self.channels.output_budget
+    }
+
+    /// The identity the call is made for ([`ToolCall::with_principal`]), inherited by Code
+    /// Mode sub-calls; `None` for a call the host made without one.
+    pub fn principal(&self) -> Option<&Arc<Principal>> {
+        self.channels.principal.as_ref()
+    }
+
+    /// The client session the call came in on ([`ToolCall::with_session`]).
+    pub fn session(&self) -> Option<&str> {
+        self.channels.session.as_deref()
     }
 
     /// The call's identity (call id, tool, token, agent, parent, arguments).

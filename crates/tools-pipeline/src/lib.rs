@@ -8,6 +8,7 @@ mod error;
 mod hook;
 mod outcome;
 mod pipeline;
+mod principal;
 mod result;
 mod shared;
 mod stage;
@@ -29,6 +30,7 @@ pub use hook::request::{
 };
 pub use hook::set::{Hooked, Observer};
 pub use pipeline::{Pipeline, WeakPipeline};
+pub use principal::Principal;
 pub use result::{Outcome, PostDecision, PreDecision, Replacement, ToolResult};
 pub use stage::body::BodyFuture;
 pub use stage::complete::Pending;

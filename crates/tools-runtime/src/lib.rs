@@ -58,7 +58,8 @@ pub mod hooks {
     pub use tools_pipeline::{
         DispatchNext, DispatchRequest, Execution, FromFn, FromFnWithState, Hook, HookOptions,
         Hooked, LayerHook, Next, Outcome, Pipeline, PostDecision, PostNext, PostRequest,
-        PreDecision, PreNext, PreRequest, Replacement, from_fn, from_fn_with_state, layer,
+        PreDecision, PreNext, PreRequest, Principal, Replacement, from_fn, from_fn_with_state,
+        layer,
     };
 }
 

@@ -423,7 +423,17 @@ async fn resync(inner: &Arc<Inner>) -> Result<Option<Error>, Error> {
             ));
             continue;
         }
-        tools.push(ImportedTool::new(&inner.name, tool));
+        let imported = ImportedTool::new(&inner.name, tool);
+        if let Some(pins) = &inner.options.pins {
+            let listing = serde_json::to_value(imported.listing()).unwrap_or_default();
+            if let crate::pins::Verdict::Withhold(reason) =
+                pins.check(imported.exposed_name(), &listing)
+            {
+                warnings.push(reason);
+                continue;
+            }
+        }
+        tools.push(imported);
     }
     let mut definitions: Vec<(
         String,

@@ -92,6 +92,7 @@ pub struct ImportOptions {
     pub(super) retry_first: Duration,
     pub(super) retry_max: Duration,
     pub(super) max_content_blocks: usize,
+    pub(super) pins: Option<crate::pins::Pins>,
 }
 
 impl Default for ImportOptions {
@@ -106,6 +107,7 @@ impl Default for ImportOptions {
             retry_first: Duration::from_secs(1),
             retry_max: Duration::from_secs(60),
             max_content_blocks: DEFAULT_MAX_CONTENT_BLOCKS,
+            pins: None,
         }
     }
 }
@@ -127,6 +129,15 @@ impl ImportOptions {
     /// to every 60 s.
     pub fn new() -> ImportOptions {
         ImportOptions::default()
+    }
+
+    /// Checks every listed tool against `pins` before it is registered: a tool seen for
+    /// the first time is pinned, a changed one is handled as the pins' `on_change` says
+    /// (by default withheld: not registered, and its calls fail with `TOOL_CHANGED` once
+    /// [`crate::pins::Pins::hook`] is installed in the runtime).
+    pub fn pins(mut self, pins: crate::pins::Pins) -> ImportOptions {
+        self.pins = Some(pins);
+        self
     }
 
     /// Registers the tools into `scope` instead of globally.
@@ -222,6 +233,7 @@ impl std::fmt::Debug for ImportOptions {
             .field("retry_first", &self.retry_first)
             .field("retry_max", &self.retry_max)
             .field("max_content_blocks", &self.max_content_blocks)
+            .field("pins", &self.pins.as_ref().map(crate::pins::Pins::path))
             .finish()
     }
 }

@@ -11,7 +11,11 @@ use toml::Spanned;
 use tools_runtime::tools::PresentationMode;
 
 use super::path::normalize_path;
+use super::sections::{self, RawAudit, RawAuth, RawLimit, RawPins};
+use crate::audit::AuditConfig;
+use crate::auth::AuthConfig;
 use crate::{Error, ServerSpec, check_server_name};
+use tools_runtime::hooks::Principal;
 
 /// The Code Mode language of the gateway's `run_code`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -63,6 +67,11 @@ struct RawConfig {
     budgets: BTreeMap<Spanned<String>, Spanned<String>>,
     #[serde(default)]
     upstream: RawUpstream,
+    auth: Option<RawAuth>,
+    audit: Option<RawAudit>,
+    #[serde(default)]
+    limits: BTreeMap<Spanned<String>, Spanned<RawLimit>>,
+    pins: Option<RawPins>,
 }
 
 #[derive(Default, Deserialize)]
@@ -107,8 +116,10 @@ struct RawPolicy {
 #[serde(deny_unknown_fields)]
 struct RawRule {
     tool: Spanned<String>,
-    argument: Spanned<String>,
-    matches: Spanned<String>,
+    argument: Option<Spanned<String>>,
+    matches: Option<Spanned<String>>,
+    principal: Option<Spanned<String>>,
+    scopes: Option<Vec<String>>,
     decision: Decision,
     reason: Option<String>,
 }
@@ -143,14 +154,74 @@ impl Pattern {
     }
 }
 
+/// Whom a rule applies to: principals whose subject matches `principal` and who hold
+/// every scope of `scopes`. Both empty: everyone, calls without a principal included.
+#[derive(Clone, Debug, Default)]
+pub struct Who {
+    /// A glob over the principal's subject.
+    pub principal: Option<Pattern>,
+    /// Scopes the principal must all hold.
+    pub scopes: Vec<String>,
+}
+
+impl Who {
+    /// Whether the rule says nothing about identity.
+    pub fn is_anyone(&self) -> bool {
+        self.principal.is_none() && self.scopes.is_empty()
+    }
+
+    /// Whether a call made for `principal` is one the rule applies to. A call without a
+    /// principal (stdio, or HTTP without `[auth]`) is only covered by a rule for anyone.
+    pub fn admits(&self, principal: Option<&Principal>) -> bool {
+        if self.is_anyone() {
+            return true;
+        }
+        let Some(principal) = principal else {
+            return false;
+        };
+        self.principal
+            .as_ref()
+            .is_none_or(|p| p.is_match(principal.subject()))
+            && self.scopes.iter().all(|s| principal.has_scope(s))
+    }
+
+    /// The rule's identity condition in words (`principal "alice*" with scopes ["a"]`).
+    pub fn describe(&self) -> String {
+        match (&self.principal, self.scopes.is_empty()) {
+            (Some(p), true) => format!("principal {:?}", p.as_str()),
+            (Some(p), false) => format!("principal {:?} with scopes {:?}", p.as_str(), self.scopes),
+            (None, false) => format!("principals with scopes {:?}", self.scopes),
+            (None, true) => "anyone".to_owned(),
+        }
+    }
+}
+
+/// An identity rule: calls of tools matching `tool` made for the principals of `who`.
+/// `deny` and `ask` decide those calls; `allow` rules are an allow-list: a tool that some
+/// `allow` identity rule names may be called only by the principals one of them admits.
+#[derive(Clone, Debug)]
+pub struct IdentityRule {
+    /// The tools it applies to.
+    pub tool: Pattern,
+    /// Whom it applies to.
+    pub who: Who,
+    /// What it decides.
+    pub decision: Decision,
+    /// The reason given to the model or the approver.
+    pub reason: Option<String>,
+}
+
 /// An argument rule: calls of tools matching `tool` whose argument at `argument` (a dotted
 /// path; array items by index) is, or holds anywhere inside it, a string, number or boolean
 /// whose text matches `matches`: as given, or, when `matches` contains a `/`, as a lexically
-/// normalized path (relative texts resolved against [`PolicyConfig::root`]).
+/// normalized path (relative texts resolved against [`PolicyConfig::root`]). With `who`,
+/// only calls made for those principals.
 #[derive(Clone, Debug)]
 pub struct ArgumentRule {
     /// The tools it applies to.
     pub tool: Pattern,
+    /// Whom it applies to.
+    pub who: Who,
     /// The path of the argument, split at dots.
     pub argument: Vec<String>,
     /// The pattern over the argument's text.
@@ -230,6 +301,8 @@ pub struct PolicyConfig {
     pub destructive: Option<Decision>,
     /// Rules over argument values.
     pub rules: Vec<ArgumentRule>,
+    /// Rules over who calls (`[[policy.rules]]` without `argument`).
+    pub identity: Vec<IdentityRule>,
     /// The folder relative argument values resolve against before a path pattern compares
     /// them (`[policy] root`, default `/`): absolute and lexically normalized. Each rule
     /// keeps the root it was parsed under.
@@ -243,6 +316,7 @@ impl Default for PolicyConfig {
             ask: Vec::new(),
             destructive: None,
             rules: Vec::new(),
+            identity: Vec::new(),
             root: "/".to_owned(),
         }
     }
@@ -297,6 +371,15 @@ pub struct GatewayConfig {
     pub budgets: Vec<(Pattern, Duration)>,
     /// The deadlines of upstream requests.
     pub upstream: UpstreamConfig,
+    /// Who may call over HTTP (`[auth]`); `None`: nobody is asked (loopback use only, see
+    /// the binary's `--insecure-no-auth`).
+    pub auth: Option<AuthConfig>,
+    /// The audit log (`[audit]`); `None`: no audit.
+    pub audit: Option<AuditConfig>,
+    /// Call limits (`[limits]`), each over the tools its key matches.
+    pub limits: Vec<crate::limits::Limit>,
+    /// The pin file and what a changed tool gets (`[pins]`); `None`: no pins.
+    pub pins: Option<(PathBuf, crate::pins::OnChange)>,
 }
 
 impl GatewayConfig {
@@ -451,23 +534,44 @@ impl GatewayConfig {
             policy.ask.push(glob(p, "policy.ask")?);
         }
         for rule in raw.policy.rules {
-            let argument: Vec<String> = rule
-                .argument
-                .get_ref()
-                .split('.')
-                .map(str::to_owned)
-                .collect();
-            if argument.iter().any(String::is_empty) {
+            let tool = glob(rule.tool, "policy.rules.tool")?;
+            let who = Who {
+                principal: rule
+                    .principal
+                    .map(|p| glob(p, "policy.rules.principal"))
+                    .transpose()?,
+                scopes: rule.scopes.unwrap_or_default(),
+            };
+            let (argument, matches) = match (rule.argument, rule.matches) {
+                (None, None) => {
+                    policy.identity.push(IdentityRule {
+                        tool,
+                        who,
+                        decision: rule.decision,
+                        reason: rule.reason,
+                    });
+                    continue;
+                }
+                (Some(argument), Some(matches)) => (argument, matches),
+                (Some(one), None) | (None, Some(one)) => {
+                    return Err(at(
+                        one.span(),
+                        "policy.rules",
+                        "`argument` and `matches` go together: give both, or neither for a rule over tools and principals".into(),
+                    ));
+                }
+            };
+            let path: Vec<String> = argument.get_ref().split('.').map(str::to_owned).collect();
+            if path.iter().any(String::is_empty) {
                 return Err(at(
-                    rule.argument.span(),
+                    argument.span(),
                     "policy.rules.argument",
                     "must be a dotted path like `path` or `options.target`".into(),
                 ));
             }
-            let tool = glob(rule.tool, "policy.rules.tool")?;
-            let span = rule.matches.span();
-            let matches = glob(rule.matches, "policy.rules.matches")?;
-            let path = PathMatcher::new(matches.as_str(), &policy.root).map_err(|e| {
+            let span = matches.span();
+            let matches = glob(matches, "policy.rules.matches")?;
+            let path_matcher = PathMatcher::new(matches.as_str(), &policy.root).map_err(|e| {
                 at(
                     span,
                     "policy.rules.matches",
@@ -476,11 +580,12 @@ impl GatewayConfig {
             })?;
             policy.rules.push(ArgumentRule {
                 tool,
-                argument,
+                who,
+                argument: path,
                 matches,
                 decision: rule.decision,
                 reason: rule.reason,
-                path,
+                path: path_matcher,
             });
         }
         let duration = |value: Spanned<String>, key: &str| -> Result<Duration, Error> {
@@ -531,7 +636,15 @@ impl GatewayConfig {
             let budget = duration(value, &key)?;
             budgets.push((glob(pattern, &key)?, budget));
         }
+        let auth = sections::auth(raw.auth, &at)?;
+        let audit = sections::audit(raw.audit, &base, &at)?;
+        let limits = sections::limits(raw.limits, &at)?;
+        let pins = sections::pins(raw.pins, &base, &at)?;
         Ok(GatewayConfig {
+            pins,
+            limits,
+            auth,
+            audit,
             mode,
             language: raw.language,
             concurrency,

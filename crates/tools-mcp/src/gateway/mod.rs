@@ -1,9 +1,11 @@
 //! The gateway: upstream MCP servers imported into one runtime, the configured policy and
 //! budgets applied, and the result served to any MCP client.
 
+mod audit_hook;
 mod config;
 mod path;
 mod policy;
+mod sections;
 
 use std::sync::Arc;
 
@@ -13,10 +15,11 @@ use tools_runtime::hooks::{Hooked, Pipeline};
 use tools_runtime::tools::{AgentScope, Registry};
 
 pub use config::{
-    ArgumentRule, Decision, GatewayConfig, Language, Pattern, PolicyConfig, ServerConfig,
-    UpstreamConfig,
+    ArgumentRule, Decision, GatewayConfig, IdentityRule, Language, Pattern, PolicyConfig,
+    ServerConfig, UpstreamConfig, Who,
 };
 
+use crate::auth::Authenticator;
 use crate::{Error, HttpOptions, ImportOptions, ImportedServer, McpServer};
 
 /// A running gateway: the runtime, its imported servers, its policy, and the MCP front
@@ -27,7 +30,12 @@ pub struct Gateway {
     agent: AgentScope,
     servers: Vec<ImportedServer>,
     front: McpServer,
-    _policy: Hooked,
+    auth: Option<Authenticator>,
+    policy: policy::SharedPolicy,
+    limits: Arc<arc_swap::ArcSwap<crate::limits::Limits>>,
+    audit: Option<crate::audit::AuditLog>,
+    pins: Option<crate::pins::Pins>,
+    _hooks: Vec<Hooked>,
 }
 
 impl Gateway {
@@ -58,13 +66,62 @@ impl Gateway {
             builder = builder.code_runtime(code_runtime(config.language)?);
         }
         let runtime = builder.build()?;
-        let policy = runtime.on_pre_execute(policy::hook(config.policy.clone(), registry.clone()));
+        let auth = match &config.auth {
+            None => None,
+            Some(auth) => {
+                let auth = Authenticator::new(auth.clone())?;
+                // A JWKS that is down is said now; JWTs get 503 until its keys can be had.
+                if let Err(why) = auth.refresh().await {
+                    tracing::warn!(%why, "JWTs cannot be checked until the JWKS can be fetched");
+                }
+                Some(auth)
+            }
+        };
+        let shared_policy: policy::SharedPolicy =
+            Arc::new(arc_swap::ArcSwap::from_pointee(config.policy.clone()));
+        let mut hooks = Vec::new();
+        let audit = match &config.audit {
+            None => None,
+            Some(audit) => {
+                let log = crate::audit::AuditLog::open(audit.clone())?;
+                let state = audit_hook::Audit::new(
+                    log.clone(),
+                    Arc::clone(&shared_policy),
+                    registry.clone(),
+                );
+                // First of the pre-execute hooks, so the start of every call is noted.
+                hooks.push(runtime.on_pre_execute_with(
+                    tools_runtime::hooks::HookOptions::new().prepend(),
+                    state.hook(),
+                ));
+                hooks.push(runtime.on_result(move |exec, result| state.observe(exec, result)));
+                Some(log)
+            }
+        };
+        let limits = Arc::new(arc_swap::ArcSwap::from_pointee(crate::limits::Limits::new(
+            config.limits.clone(),
+        )));
+        hooks.push(runtime.on_execute(crate::limits::hook(Arc::clone(&limits))));
+        hooks.push(
+            runtime.on_pre_execute(policy::hook(Arc::clone(&shared_policy), registry.clone())),
+        );
         let budgets = Arc::new(config.clone());
+        let pins = config
+            .pins
+            .as_ref()
+            .map(|(path, on_change)| crate::pins::Pins::open(path, *on_change));
+        if let Some(pins) = &pins {
+            hooks.push(runtime.on_pre_execute(pins.hook()));
+        }
         let upstream = config.upstream;
         let mut starting = tokio::task::JoinSet::new();
         for (index, server) in config.servers.iter().enumerate() {
             let budgets = Arc::clone(&budgets);
-            let options = ImportOptions::new()
+            let mut options = ImportOptions::new();
+            if let Some(pins) = &pins {
+                options = options.pins(pins.clone());
+            }
+            let options = options
                 .auto_restart(server.restart)
                 .handshake_timeout(upstream.handshake_timeout)
                 .list_timeout(upstream.list_timeout)
@@ -100,7 +157,12 @@ impl Gateway {
             agent,
             servers,
             front,
-            _policy: policy,
+            auth,
+            policy: shared_policy,
+            limits,
+            audit,
+            pins,
+            _hooks: hooks,
         })
     }
 
@@ -133,23 +195,116 @@ impl Gateway {
         self.front.serve_stdio().await
     }
 
-    /// Serves streamable HTTP at `addr` (endpoint `/mcp`) until `shutdown` is cancelled.
+    /// Puts the policy, the limits and the pins of `config` in force for the calls that
+    /// start from now on (sessions stay open; calls running finish under what they started
+    /// with; the new limits' counters start at zero), and lists again the servers whose
+    /// tools the pins held back (a tool approved since is registered, and clients get
+    /// `list_changed`). The servers, `[auth]`, `[audit]` and the pin file's path are not
+    /// reloaded: they need a restart.
+    pub async fn reload(&self, config: &GatewayConfig) {
+        self.policy.store(Arc::new(config.policy.clone()));
+        self.limits
+            .store(Arc::new(crate::limits::Limits::new(config.limits.clone())));
+        let Some(pins) = &self.pins else {
+            return;
+        };
+        let on_change = config
+            .pins
+            .as_ref()
+            .map_or_else(Default::default, |(_, c)| *c);
+        if let Err(why) = pins.reload(on_change) {
+            tracing::error!(%why, "the pin file cannot be read: every imported tool is withheld");
+        }
+        // The servers whose tools were held back list them again, against the new pins.
+        let held: Vec<String> = pins.held().into_iter().map(|(name, _)| name).collect();
+        for server in &self.servers {
+            let prefix = format!("{}{}", server.name(), crate::SEPARATOR);
+            if held.iter().any(|name| name.starts_with(&prefix))
+                && let Err(e) = server.resync().await
+            {
+                tracing::warn!(server = %server.name(), error = %e, "listing again after a reload failed");
+            }
+        }
+    }
+
+    /// The pins, if `[pins]` is configured.
+    pub fn pins(&self) -> Option<&crate::pins::Pins> {
+        self.pins.as_ref()
+    }
+
+    /// The audit log, if `[audit]` is configured.
+    pub fn audit(&self) -> Option<&crate::audit::AuditLog> {
+        self.audit.as_ref()
+    }
+
+    /// Who may call over HTTP (`[auth]`), if anyone is asked.
+    pub fn authenticator(&self) -> Option<&Authenticator> {
+        self.auth.as_ref()
+    }
+
+    /// Binds `addr` for [`Gateway::serve_http_on`], refusing a non-loopback address when no
+    /// `[auth]` is configured unless `insecure_no_auth`.
     ///
     /// # Errors
     ///
-    /// [`Error::Serve`]: the address cannot be bound, or the server fails.
+    /// [`Error::Serve`]: the address cannot be bound, or is not loopback and nobody would
+    /// be asked who calls.
+    pub async fn bind(
+        &self,
+        addr: &str,
+        insecure_no_auth: bool,
+    ) -> Result<tokio::net::TcpListener, Error> {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::Serve {
+                message: format!("cannot listen on {addr}: {e}"),
+            })?;
+        let local = listener.local_addr().map_err(|e| Error::Serve {
+            message: format!("cannot read the address of {addr}: {e}"),
+        })?;
+        if self.auth.is_none() && !local.ip().is_loopback() && !insecure_no_auth {
+            return Err(Error::Serve {
+                message: format!(
+                    "refusing to serve {local} without authentication: any process that reaches it could call every tool; configure [auth] or pass --insecure-no-auth"
+                ),
+            });
+        }
+        Ok(listener)
+    }
+
+    /// Serves streamable HTTP at `addr` (endpoint `/mcp`) until `shutdown` is cancelled,
+    /// with the gateway's `[auth]` (see [`Gateway::bind`] for what is refused).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Serve`]: the address cannot be bound or is refused, or the server fails.
     pub async fn serve_http(
         &self,
         addr: &str,
         options: &HttpOptions,
         shutdown: CancellationToken,
     ) -> Result<(), Error> {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| Error::Serve {
-                message: format!("cannot listen on {addr}: {e}"),
-            })?;
-        self.front.serve_http(listener, options, shutdown).await
+        let listener = self.bind(addr, false).await?;
+        self.serve_http_on(listener, options, shutdown).await
+    }
+
+    /// Serves streamable HTTP on `listener` until `shutdown` is cancelled; the gateway's
+    /// `[auth]` replaces any authenticator in `options`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Serve`]: the server fails.
+    pub async fn serve_http_on(
+        &self,
+        listener: tokio::net::TcpListener,
+        options: &HttpOptions,
+        shutdown: CancellationToken,
+    ) -> Result<(), Error> {
+        let mut options = options.clone();
+        if self.auth.is_some() {
+            options.auth.clone_from(&self.auth);
+        }
+        self.front.serve_http(listener, &options, shutdown).await
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tools_runtime::{
     ToolError,
-    hooks::{PreDecision, PreNext, PreRequest, from_fn},
+    hooks::{PreDecision, PreNext, PreRequest, Principal, from_fn},
     tools::Registry,
 };
 
@@ -34,10 +34,53 @@ pub(crate) fn decide(
     registry: &Registry,
     tool: &str,
     args: &Value,
+    principal: Option<&Principal>,
 ) -> Option<PreDecision> {
     let mut ask: Option<String> = None;
-    for rule in &policy.rules {
+    // The identity allow-list of this tool: whom its allow rules name, and whether one of
+    // them admits the caller.
+    let (mut listed, mut admitted) = (Vec::new(), false);
+    for rule in &policy.identity {
         if !rule.tool.is_match(tool) {
+            continue;
+        }
+        if rule.decision == Decision::Allow {
+            if !rule.who.is_anyone() {
+                admitted |= rule.who.admits(principal);
+                listed.push(rule.who.describe());
+            }
+            continue;
+        }
+        if !rule.who.admits(principal) {
+            continue;
+        }
+        let reason = rule.reason.clone().unwrap_or_else(|| {
+            format!(
+                "the gateway policy's rule for {} over {:?}",
+                rule.who.describe(),
+                rule.tool.as_str()
+            )
+        });
+        match rule.decision {
+            Decision::Deny => return Some(PreDecision::Deny(reason)),
+            Decision::Ask => {
+                ask.get_or_insert(reason);
+            }
+            Decision::Allow => {}
+        }
+    }
+    if !listed.is_empty() && !admitted {
+        let caller = principal.map_or_else(
+            || "a caller without a principal".to_owned(),
+            |p| format!("principal {:?}", p.subject()),
+        );
+        return Some(PreDecision::Deny(format!(
+            "tool {tool:?} is allowed only to {} under the gateway policy, not to {caller}",
+            listed.join(" or ")
+        )));
+    }
+    for rule in &policy.rules {
+        if !rule.tool.is_match(tool) || !rule.who.admits(principal) {
             continue;
         }
         let Some(value) = argument_at(args, &rule.argument) else {
@@ -231,9 +274,13 @@ fn too_large_reason(rule: &ArgumentRule) -> String {
     }
 }
 
+/// The policy in force: swapped whole when the configuration is reloaded, read without a
+/// lock by every call.
+pub(crate) type SharedPolicy = Arc<arc_swap::ArcSwap<PolicyConfig>>;
+
 /// The policy as a pre-execute hook over `registry`'s tools.
 pub(crate) fn hook(
-    policy: PolicyConfig,
+    policy: SharedPolicy,
     registry: Registry,
 ) -> impl tools_runtime::hooks::Hook<PreRequest> {
     let state = Arc::new((policy, registry));
@@ -241,11 +288,13 @@ pub(crate) fn hook(
         let state = Arc::clone(&state);
         async move {
             let exec = req.execution();
+            let policy = state.0.load();
             let decision = decide(
-                &state.0,
+                &policy,
                 &state.1,
                 exec.name().as_str(),
                 exec.info().arguments.as_value(),
+                exec.principal().map(|p| &**p),
             );
             // Nobody is asked to approve a call that cannot run: with arguments its schema
             // refuses, it goes on to fail as INVALID_ARGS.
@@ -286,7 +335,7 @@ mod tests {
     }
 
     fn verdict(policy: &PolicyConfig, registry: &Registry, tool: &str, args: Value) -> String {
-        match decide(policy, registry, tool, &args) {
+        match decide(policy, registry, tool, &args, None) {
             None => "none".to_owned(),
             Some(PreDecision::Allow) => "allow".to_owned(),
             Some(PreDecision::Deny(reason)) => format!("deny: {reason}"),
@@ -313,6 +362,99 @@ argument = "items.1"
 matches = "secret"
 decision = "ask"
 "#;
+
+    fn verdict_of(policy: &PolicyConfig, tool: &str, principal: Option<Principal>) -> String {
+        let registry = Registry::new();
+        match decide(
+            policy,
+            &registry,
+            tool,
+            &json!({"path": "/srv/x"}),
+            principal.as_ref(),
+        ) {
+            None => "none".to_owned(),
+            Some(PreDecision::Allow) => "allow".to_owned(),
+            Some(PreDecision::Deny(reason)) => format!("deny: {reason}"),
+            Some(PreDecision::Ask(reason)) => format!("ask: {}", reason.unwrap_or_default()),
+        }
+    }
+
+    #[test]
+    fn identity_rules_decide_by_principal_and_scopes() {
+        let p = policy(
+            r#"
+[[policy.rules]]
+tool = "db__*"
+principal = "alice"
+decision = "allow"
+
+[[policy.rules]]
+tool = "db__*"
+scopes = ["dba"]
+decision = "allow"
+
+[[policy.rules]]
+tool = "fs__*"
+principal = "bob"
+decision = "deny"
+reason = "bob has no files here"
+
+[[policy.rules]]
+tool = "fs__write"
+scopes = ["intern"]
+decision = "ask"
+
+[[policy.rules]]
+tool = "fs__*"
+principal = "carol"
+argument = "path"
+matches = "/srv/**"
+decision = "deny"
+"#,
+        );
+        let alice = || Some(Principal::new("alice"));
+        let bob = || Some(Principal::new("bob"));
+        assert_eq!(verdict_of(&p, "db__query", alice()), "none");
+        assert_eq!(
+            verdict_of(
+                &p,
+                "db__query",
+                Some(Principal::new("dave").with_scopes(["dba"]))
+            ),
+            "none"
+        );
+        let refused = verdict_of(&p, "db__query", bob());
+        assert!(refused.starts_with("deny: tool \"db__query\" is allowed only to principal \"alice\" or principals with scopes [\"dba\"]"), "{refused}");
+        assert!(verdict_of(&p, "db__query", None).contains("a caller without a principal"));
+        assert_eq!(
+            verdict_of(&p, "fs__read", bob()),
+            "deny: bob has no files here"
+        );
+        assert_eq!(verdict_of(&p, "fs__read", alice()), "none");
+        assert_eq!(verdict_of(&p, "fs__read", None), "none");
+        assert!(
+            verdict_of(
+                &p,
+                "fs__write",
+                Some(Principal::new("erin").with_scopes(["intern"]))
+            )
+            .starts_with("ask: the gateway policy's rule for principals with scopes")
+        );
+        assert!(
+            verdict_of(&p, "fs__read", Some(Principal::new("carol")))
+                .starts_with("deny: the gateway policy matches argument `path`")
+        );
+        assert_eq!(verdict_of(&p, "other", bob()), "none");
+    }
+
+    #[test]
+    fn a_rule_needs_both_argument_and_matches_or_neither() {
+        let bad = GatewayConfig::parse(
+            "[[policy.rules]]\ntool = \"x\"\nargument = \"path\"\ndecision = \"deny\"\n",
+            Path::new("t.toml"),
+        );
+        assert!(bad.unwrap_err().to_string().contains("go together"));
+    }
 
     #[test]
     fn deny_beats_ask_and_rules_come_first() {

@@ -247,6 +247,12 @@ impl McpSession {
         let mut call = call
             .with_agent(self.agent.clone())
             .with_cancellation(context.ct.clone());
+        if let Some(principal) = principal_of(&context) {
+            call = call.with_principal(principal);
+        }
+        if let Some(session) = session_of(&context) {
+            call = call.with_session(session);
+        }
         let progress = context
             .meta
             .get_progress_token()
@@ -268,6 +274,31 @@ impl McpSession {
             &result, structured,
         )))
     }
+}
+
+/// The principal the HTTP front authenticated the request as (see [`HttpOptions::auth`]).
+pub(crate) fn principal_of(
+    context: &RequestContext<RoleServer>,
+) -> Option<Arc<tools_runtime::hooks::Principal>> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| {
+            parts
+                .extensions
+                .get::<Arc<tools_runtime::hooks::Principal>>()
+        })
+        .cloned()
+}
+
+/// The streamable-HTTP session id the request came in on.
+fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|id| id.to_str().ok())
+        .map(str::to_owned)
 }
 
 /// Whether a registry change can change the view of the scope whose chain is `chain`: a

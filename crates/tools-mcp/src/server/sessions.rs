@@ -14,7 +14,7 @@
 //!
 //! [`HttpOptions::max_sessions`]: super::HttpOptions::max_sessions
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -26,11 +26,18 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{
     EventStore, ServerSseMessage, SessionId, SessionManager,
 };
+use tools_runtime::hooks::Principal;
 
 tokio::task_local! {
     /// Set while the front's middleware serves a request: marked when that request was
     /// refused a session.
     pub(super) static REFUSAL: Refusal;
+}
+
+tokio::task_local! {
+    /// Set while the front's middleware serves a request: who made it (`None` without
+    /// authentication). A session opened by the request belongs to this principal.
+    pub(super) static OPENER: Option<Arc<Principal>>;
 }
 
 /// Whether the request being served was refused a session.
@@ -62,11 +69,12 @@ pub(crate) enum BoundedSessionsError {
     Local(#[from] LocalSessionManagerError),
 }
 
-/// The slots: those reserved by a session being created, and the open sessions.
+/// The slots: those reserved by a session being created, and the open sessions with the
+/// principal each belongs to.
 #[derive(Debug, Default)]
 struct Slots {
     reserved: usize,
-    open: HashSet<SessionId>,
+    open: HashMap<SessionId, Option<Arc<Principal>>>,
 }
 
 /// rmcp's [`LocalSessionManager`], with at most `max` sessions open at once.
@@ -94,7 +102,23 @@ impl BoundedSessions {
 
     /// Whether the session `id` is open.
     pub(crate) fn is_open(&self, id: &str) -> bool {
-        self.slots().open.contains(id)
+        self.slots().open.contains_key(id)
+    }
+
+    /// Whether a request made by `principal` may use the session `id`: the session is not
+    /// open (rmcp answers that), or it was opened by the same subject of the same issuer.
+    /// A session opened without a principal is usable only without one.
+    pub(crate) fn may_use(&self, id: &str, principal: Option<&Principal>) -> bool {
+        match self.slots().open.get(id) {
+            None => true,
+            Some(owner) => match (owner.as_deref(), principal) {
+                (None, None) => true,
+                (Some(owner), Some(principal)) => {
+                    owner.subject() == principal.subject() && owner.issuer() == principal.issuer()
+                }
+                _ => false,
+            },
+        }
     }
 
     fn slots(&self) -> MutexGuard<'_, Slots> {
@@ -124,10 +148,10 @@ struct Reservation<'a> {
 
 impl Reservation<'_> {
     /// The slot now belongs to the open session `id`.
-    fn commit(mut self, id: &SessionId) {
+    fn commit(mut self, id: &SessionId, owner: Option<Arc<Principal>>) {
         let mut slots = self.sessions.slots();
         slots.reserved = slots.reserved.saturating_sub(1);
-        slots.open.insert(id.clone());
+        slots.open.insert(id.clone(), owner);
         self.held = false;
     }
 }
@@ -153,7 +177,8 @@ impl SessionManager for BoundedSessions {
             return Err(BoundedSessionsError::Full { max: self.max });
         };
         let (id, transport) = self.local.create_session().await?;
-        reservation.commit(&id);
+        let owner = OPENER.try_with(Clone::clone).ok().flatten();
+        reservation.commit(&id, owner);
         Ok((id, transport))
     }
 
@@ -233,6 +258,24 @@ mod tests {
         sessions.close_session(&a).await.unwrap();
         let (_c, _tc) = sessions.create_session().await.unwrap();
         assert!(sessions.create_session().await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_session_belongs_to_the_principal_that_opened_it() {
+        let sessions = BoundedSessions::new(LocalSessionManager::default(), 4);
+        let alice = Arc::new(Principal::new("alice"));
+        let (a, _ta) = OPENER
+            .scope(Some(Arc::clone(&alice)), sessions.create_session())
+            .await
+            .unwrap();
+        let (anon, _tn) = sessions.create_session().await.unwrap();
+        assert!(sessions.may_use(&a, Some(&Principal::new("alice"))));
+        assert!(!sessions.may_use(&a, Some(&Principal::new("bob"))));
+        assert!(!sessions.may_use(&a, None));
+        assert!(!sessions.may_use(&a, Some(&Principal::new("alice").with_issuer("other"))));
+        assert!(sessions.may_use(&anon, None));
+        assert!(!sessions.may_use(&anon, Some(&alice)));
+        assert!(sessions.may_use("not-open", Some(&alice)));
     }
 
     #[test]

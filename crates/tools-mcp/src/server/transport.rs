@@ -4,7 +4,10 @@
 //! (`Host` and `Origin`, against DNS rebinding and cross-origin pages), its sessions bounded
 //! ([`super::sessions`]), and a middleware that answers what rmcp answers otherwise: a
 //! refused session as `503` with a JSON-RPC error, a session's `DELETE` as `200` (`404`
-//! for a session that is not open).
+//! for a session that is not open). The middleware also answers `/healthz`, `/readyz` and,
+//! with authentication on, the RFC 9728 metadata document, and checks every other
+//! request's credential ([`crate::auth`]) before rmcp sees it: the principal goes into the
+//! request's extensions, and a session is used only by the principal that opened it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,9 +23,11 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{BoundedSessions, REFUSAL, Refusal};
+use super::sessions::{BoundedSessions, OPENER, REFUSAL, Refusal};
 use super::{McpServer, McpSession};
 use crate::Error;
+use crate::auth::{AuthError, Authenticator};
+use tools_runtime::hooks::Principal;
 
 /// The header of a streamable-HTTP session's id.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -80,6 +85,11 @@ pub struct HttpOptions {
     /// `None`: never. Its id then answers `404` and the client has to initialize again.
     /// Unused when [`HttpOptions::stateless`].
     pub session_idle_timeout: Option<Duration>,
+    /// Who may call: `None` serves every request that passes the `Host` and `Origin`
+    /// guards (loopback use); with an [`Authenticator`], every request but `/healthz`,
+    /// `/readyz` and the metadata document needs a credential it accepts, and its
+    /// principal reaches every hook ([`tools_runtime::hooks::Execution::principal`]).
+    pub auth: Option<Authenticator>,
 }
 
 /// The default of [`HttpOptions::max_sessions`].
@@ -97,6 +107,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+            auth: None,
         }
     }
 }
@@ -205,19 +216,139 @@ fn json_rpc_error(status: StatusCode, code: i32, message: &str) -> Response {
         .into_response()
 }
 
+/// What the front's middleware works with.
+struct Gate {
+    sessions: Arc<BoundedSessions>,
+    auth: Option<Authenticator>,
+    /// The endpoint's path (the resource's path when none is configured).
+    path: String,
+}
+
+/// The path of the RFC 9728 metadata document (the resource's path follows it).
+const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+impl Gate {
+    /// The protected resource's URI and the URL of its metadata document.
+    fn resource(&self, auth: &Authenticator, request: &Request) -> (String, String) {
+        let resource = auth.config().resource.clone().unwrap_or_else(|| {
+            let host = request
+                .headers()
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or("localhost");
+            format!("http://{host}{}", self.path)
+        });
+        let metadata = match resource.parse::<axum::http::Uri>() {
+            Ok(uri) => {
+                let scheme = uri.scheme_str().unwrap_or("http");
+                let authority = uri.authority().map_or("localhost", Authority::as_str);
+                let path = uri.path().trim_end_matches('/');
+                format!("{scheme}://{authority}{METADATA_PATH}{path}")
+            }
+            Err(_) => METADATA_PATH.to_owned(),
+        };
+        (resource, metadata)
+    }
+
+    /// The answer to a request whose credential was refused.
+    fn challenge(&self, auth: &Authenticator, request: &Request, error: &AuthError) -> Response {
+        let (_, metadata) = self.resource(auth, request);
+        let (status, challenge) = match error {
+            AuthError::Missing => (
+                StatusCode::UNAUTHORIZED,
+                format!("Bearer resource_metadata=\"{metadata}\""),
+            ),
+            AuthError::Invalid(why) => (
+                StatusCode::UNAUTHORIZED,
+                format!(
+                    "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{metadata}\"",
+                    why.replace(['"', '\\'], "'")
+                ),
+            ),
+            AuthError::Unavailable(why) => {
+                tracing::warn!(%why, "a token could not be checked");
+                return json_rpc_error(StatusCode::SERVICE_UNAVAILABLE, -32_603, why);
+            }
+        };
+        let mut response = json_rpc_error(status, -32_001, &format!("Unauthorized: {error}"));
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// A plain-text answer.
+fn text(status: StatusCode, body: &'static str) -> Response {
+    (status, body).into_response()
+}
+
 /// The front's middleware: see the module's doc.
-async fn guard(
-    State(sessions): State<Arc<BoundedSessions>>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn guard(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if path == "/healthz" {
+        return text(StatusCode::OK, "ok\n");
+    }
+    if path == "/readyz" {
+        return match &gate.auth {
+            Some(auth) if !auth.is_ready() => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the issuer's keys are not fetched\n",
+            ),
+            _ => text(StatusCode::OK, "ready\n"),
+        };
+    }
+    let mut principal: Option<Arc<Principal>> = None;
+    if let Some(auth) = &gate.auth {
+        if path == METADATA_PATH || path.starts_with(&format!("{METADATA_PATH}/")) {
+            let (resource, _) = gate.resource(auth, &request);
+            let body = auth.metadata(&resource).to_string();
+            return (
+                StatusCode::OK,
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                body,
+            )
+                .into_response();
+        }
+        let credentials = request.headers().get_all(header::AUTHORIZATION);
+        match auth
+            .authenticate(credentials.iter().map(HeaderValue::as_bytes))
+            .await
+        {
+            Ok(who) => principal = Some(Arc::new(who)),
+            Err(error) => return gate.challenge(auth, &request, &error),
+        }
+    }
+    let sessions = &gate.sessions;
+    if let Some(id) = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|id| id.to_str().ok())
+        && !sessions.may_use(id, principal.as_deref())
+    {
+        return json_rpc_error(
+            StatusCode::FORBIDDEN,
+            -32_600,
+            "Forbidden: this session was opened by another principal",
+        );
+    }
+    if let Some(principal) = &principal {
+        request.extensions_mut().insert(Arc::clone(principal));
+    }
     let deleted = (request.method() == Method::DELETE)
         .then(|| request.headers().get(SESSION_HEADER))
         .flatten()
         .and_then(|id| id.to_str().ok())
         .map(|id| sessions.is_open(id));
     let refusal = Refusal::default();
-    let mut response = REFUSAL.scope(refusal.clone(), next.run(request)).await;
+    let mut response = OPENER
+        .scope(principal, REFUSAL.scope(refusal.clone(), next.run(request)))
+        .await;
     if refusal.is_marked() {
         return json_rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -286,7 +417,7 @@ impl McpServer {
         shutdown: CancellationToken,
     ) -> (
         StreamableHttpService<McpSession, BoundedSessions>,
-        Arc<BoundedSessions>,
+        Arc<Gate>,
     ) {
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(!options.stateless)
@@ -303,7 +434,12 @@ impl McpServer {
         let server = self.clone();
         let service =
             StreamableHttpService::new(move || Ok(server.session()), Arc::clone(&sessions), config);
-        (service, sessions)
+        let gate = Arc::new(Gate {
+            sessions,
+            auth: options.auth.clone(),
+            path: options.path.clone(),
+        });
+        (service, gate)
     }
 
     /// The streamable-HTTP endpoint as a tower service that answers on every path (an
@@ -313,18 +449,18 @@ impl McpServer {
     /// It is rmcp's `StreamableHttpService` with the guards and limits of `options` (see
     /// [`HttpOptions`]).
     pub fn http_service(&self, options: &HttpOptions, shutdown: CancellationToken) -> axum::Router {
-        let (service, sessions) = self.streamable(options, shutdown);
+        let (service, gate) = self.streamable(options, shutdown);
         axum::Router::new()
             .fallback_service(service)
-            .layer(axum::middleware::from_fn_with_state(sessions, guard))
+            .layer(axum::middleware::from_fn_with_state(gate, guard))
     }
 
     /// An axum router with the endpoint at `options.path` (as [`McpServer::http_service`]).
     pub fn router(&self, options: &HttpOptions, shutdown: CancellationToken) -> axum::Router {
-        let (service, sessions) = self.streamable(options, shutdown);
+        let (service, gate) = self.streamable(options, shutdown);
         axum::Router::new()
             .route_service(&options.path, service)
-            .layer(axum::middleware::from_fn_with_state(sessions, guard))
+            .layer(axum::middleware::from_fn_with_state(gate, guard))
     }
 
     /// Serves streamable HTTP on `listener` until `shutdown` is cancelled.

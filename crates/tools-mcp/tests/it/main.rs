@@ -8,5 +8,6 @@
 mod config;
 mod front;
 mod import;
+mod production;
 mod support;
 mod upstream;

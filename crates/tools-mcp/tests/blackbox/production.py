@@ -1,0 +1,726 @@
+#!/usr/bin/env python3
+"""Black-box tests of the gateway's HTTP authentication (`[auth]`): static bearer tokens,
+JWTs of a test issuer checked against its JWKS, identity policy rules, sessions bound to
+their principal, the health endpoints, and the start-up refusals.
+
+Runs with a Python that has `mcp` 2.3.x, `PyJWT` and `cryptography`. Every check prints
+`ok production/<name>` or `FAIL production/<name>: <detail>`; the exit status is 1 if any
+check failed. See README.md in this folder for the environment variables.
+
+The issuer is this script: it makes an RSA (RS256) and an EC P-256 (ES256) key, serves
+their JWKS from a thread on 127.0.0.1 and mints tokens with PyJWT. The upstream is
+`../data/fake_mcp_server.py` (tools `fake__echo`, `fake__add_tool`, ...).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+import threading
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import *  # noqa: E402,F401,F403  (the harness's names, its imports included)
+
+import httpx2  # noqa: E402  (the HTTP client the SDK itself uses)
+import jwt  # noqa: E402  (PyJWT)
+from cryptography.hazmat.primitives.asymmetric import ec, rsa  # noqa: E402
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm  # noqa: E402
+
+P = "production"
+AUDIENCE = "http://gw.test/mcp"
+RESOURCE = "http://gw.resource.test/mcp"  # the `resource` gateway: its audience, by default
+TOKENS = {"alice": "alice-static-token-0123456789", "bob": "bob-static-token-9876543210"}
+ACCEPT = "application/json, text/event-stream"
+LISTENING = re.compile(r"tools-mcp: listening on (http://(\S+)/mcp) \((.*)\)")
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- the test issuer
+
+
+class Issuer:
+    """Keys, their JWKS served over HTTP on 127.0.0.1 (a thread), and tokens signed with them.
+
+    `/jwks.json` is the key set (`rsa1`, `ec1`; more with `publish`), `/garbage.json` a body
+    that is no JSON."""
+
+    def __init__(self) -> None:
+        self.rsa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.ec = ec.generate_private_key(ec.SECP256R1())
+        # Same kid as `rsa1`, never published: a token signed with it must not verify.
+        self.impostor = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.keys = [self.jwk(self.rsa, "rsa1", "RS256"), self.jwk(self.ec, "ec1", "ES256")]
+        self.fetches = 0
+        issuer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                if self.path == "/jwks.json":
+                    issuer.fetches += 1
+                    status, body = 200, json.dumps({"keys": list(issuer.keys)}).encode()
+                elif self.path == "/garbage.json":
+                    status, body = 200, b"<html>this is not a JWK set</html>"
+                else:
+                    status, body = 404, b"{}"
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def jwk(key, kid: str, alg: str) -> dict:
+        algorithm = RSAAlgorithm if alg.startswith("RS") else ECAlgorithm
+        doc = algorithm.to_jwk(key.public_key(), as_dict=True)
+        return dict(doc, kid=kid, alg=alg, use="sig")
+
+    def publish(self, key, kid: str, alg: str) -> None:
+        self.keys = self.keys + [self.jwk(key, kid, alg)]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def token(self, sub: str | None = "carol", *, alg: str = "RS256", kid: str | None = None, key=None,
+              lifetime: int = 300, **claims) -> str:
+        now = int(time.time())
+        body = {"iss": self.url, "aud": AUDIENCE, "iat": now, "nbf": now - 5, "exp": now + lifetime,
+                "jti": f"jti-{now}-{sub}", "scope": "tools"}
+        if sub is not None:
+            body["sub"] = sub
+        body.update(claims)
+        body = {k: v for k, v in body.items() if v is not None}
+        if alg == "HS256":
+            signing = key or "a-shared-secret-that-is-long-enough-for-hs256"
+        else:
+            signing = key or (self.rsa if alg == "RS256" else self.ec)
+        kid = kid or ("rsa1" if alg in ("RS256", "HS256") else "ec1")
+        return jwt.encode(body, signing, algorithm=alg, headers={"kid": kid})
+
+
+# ---------------------------------------------------------------- raw HTTP
+
+# No proxy from the environment: every request here goes to 127.0.0.1.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _http(method: str, url: str, headers: dict[str, str], body: bytes | None) -> tuple[int, dict, bytes]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    try:
+        with _OPENER.open(request, timeout=15) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+
+
+async def http(method: str, url: str, headers: dict[str, str] | None = None,
+               body: Any = None) -> tuple[int, dict, bytes]:
+    """(status, headers with lowercase names, body) of one request; JSON `body` is encoded."""
+    headers = dict(headers or {})
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers.setdefault("Content-Type", "application/json")
+        headers.setdefault("Accept", ACCEPT)
+    return await anyio.to_thread.run_sync(_http, method, url, headers, data)
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {} if token is None else {"Authorization": f"Bearer {token}"}
+
+
+def initialize_request(rid: int = 1) -> dict:
+    return {"jsonrpc": "2.0", "id": rid, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "production.py", "version": "1"}}}
+
+
+def jsonrpc_messages(body: bytes) -> list[dict]:
+    """The JSON-RPC messages of a body that is JSON or an event stream."""
+    text = body.decode(errors="replace").strip()
+    if text.startswith("{"):
+        return [json.loads(text)]
+    out = []
+    for line in text.splitlines():
+        if line.startswith("data:") and line[5:].strip().startswith("{"):
+            out.append(json.loads(line[5:].strip()))
+    return out
+
+
+def expect_jsonrpc_error(body: bytes, what: str) -> dict:
+    messages = jsonrpc_messages(body)
+    expect(messages and "error" in messages[0], f"{what}: body is not a JSON-RPC error: {short(body.decode(errors='replace'))}")
+    return messages[0]["error"]
+
+
+def challenge_params(value: str) -> dict[str, str]:
+    """The auth-params of a `Bearer k="v", ...` challenge."""
+    expect(value.startswith("Bearer "), f"WWW-Authenticate is not a Bearer challenge: {value!r}")
+    return dict(re.findall(r'([a-z_]+)="([^"]*)"', value))
+
+
+# ---------------------------------------------------------------- the gateway under test
+
+
+class AuthGateway(Gateway):
+    """A gateway over HTTP on `127.0.0.1:0` (or `addr`): the port is read back from the
+    `listening on` line of its stderr; started when `/healthz` answers 200."""
+
+    def __init__(self, name: str, config: Path, tmp: Path, addr: str = "127.0.0.1:0",
+                 extra: list[str] | None = None):
+        super().__init__("http", config, tmp)
+        self.name = name
+        self.addr = addr
+        self.extra = extra or []
+        self.base: str | None = None
+        self.listening: str | None = None
+        self.banner: str | None = None
+
+    async def start(self) -> None:
+        err = open(self.stderr_path, "ab")
+        self.proc = subprocess.Popen(
+            self.argv() + ["--http", self.addr, *self.extra],
+            stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True,
+        )
+        err.close()
+        deadline = time.monotonic() + START_TIMEOUT
+        while self.url is None:
+            m = LISTENING.search(self.stderr_path.read_text(errors="replace"))
+            if m:
+                self.listening, self.banner = m.group(1), m.group(3)
+                self.port = int(m.group(2).rsplit(":", 1)[1])
+                # Reached over loopback whatever the address bound (0.0.0.0 included).
+                self.base = f"http://127.0.0.1:{self.port}"
+                self.url = f"{self.base}/mcp"
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gateway exited with {self.proc.returncode}: {self.stderr_tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no `listening on` line within {START_TIMEOUT}s: {self.stderr_tail()}")
+            await anyio.sleep(0.05)
+        while True:  # ready when /healthz answers (polled, guarded by the deadline)
+            try:
+                status, _, _ = await http("GET", f"{self.base}/healthz")
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gateway exited with {self.proc.returncode}: {self.stderr_tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"/healthz did not answer 200 within {START_TIMEOUT}s")
+            await anyio.sleep(0.05)
+
+    @contextlib.asynccontextmanager
+    async def client(self, token: str | None, **kwargs):
+        """An initialized `ClientSession` of the official SDK, over streamable HTTP, whose
+        every request carries `Authorization: Bearer <token>`."""
+        kwargs.setdefault("read_timeout_seconds", CHECK_TIMEOUT)
+        http_client = httpx2.AsyncClient(
+            headers=bearer(token), timeout=httpx2.Timeout(30.0, read=CHECK_TIMEOUT), trust_env=False
+        )
+        async with http_client:
+            async with streamable_http_client(self.url, http_client=http_client) as (r, w):
+                async with ClientSession(r, w, **kwargs) as s:
+                    await s.initialize()
+                    yield s
+
+    async def post(self, token: str | None, body: Any, headers: dict[str, str] | None = None):
+        return await http("POST", self.url, {**bearer(token), **(headers or {})}, body)
+
+
+def write_config(tmp: Path, name: str, auth: str, policy: str = "") -> Path:
+    fake = toml_list([PYTHON, str(FAKE_SERVER)])
+    p = tmp / f"production-{name}.toml"
+    p.write_text(f'mode = "native"\n[servers.fake]\ncommand = {fake}\n{auth}{policy}')
+    return p
+
+
+def static_tokens() -> str:
+    entries = ", ".join(
+        f'{{ principal = "{who}", sha256 = "{sha256(token)}", scopes = ["tools"] }}' for who, token in TOKENS.items()
+    )
+    return f"tokens = [{entries}]\n"
+
+
+def auth_section(issuer: Issuer, *, jwks: str = "/jwks.json", audience: str | None = AUDIENCE,
+                 resource: str | None = None) -> str:
+    text = "[auth]\n" + static_tokens() + 'scopes_supported = ["tools", "admin"]\n'
+    if resource:
+        text += f"resource = {json.dumps(resource)}\n"
+    text += f"[auth.jwt]\nissuer = {json.dumps(issuer.url)}\njwks_url = {json.dumps(issuer.url + jwks)}\n"
+    if audience:
+        text += f"audience = {json.dumps(audience)}\n"
+    return text + 'algorithms = ["RS256", "ES256"]\nleeway = "30s"\n'
+
+
+POLICY = """
+[[policy.rules]]
+tool = "fake__echo"
+principal = "bob"
+decision = "deny"
+reason = "bob may not echo"
+
+[[policy.rules]]
+tool = "fake__add_tool"
+scopes = ["admin"]
+decision = "allow"
+
+[[policy.rules]]
+tool = "fake__extra"
+scopes = ["admin"]
+decision = "allow"
+"""
+
+
+# ---------------------------------------------------------------- checks 1-6 (main gateway)
+
+
+async def check_no_token(g: AuthGateway, issuer: Issuer) -> None:
+    status, headers, body = await g.post(None, initialize_request())
+    expect(status == 401, f"POST /mcp without a token: status {status}, expected 401: {short(body.decode(errors='replace'))}")
+    challenge = headers.get("www-authenticate", "")
+    params = challenge_params(challenge)
+    metadata = f"{g.base}/.well-known/oauth-protected-resource/mcp"
+    expect(params.get("resource_metadata") == metadata,
+           f"WWW-Authenticate {challenge!r}: expected resource_metadata={metadata!r}")
+    expect("error" not in params, f"a request without a credential should get a bare challenge: {challenge!r}")
+    expect_jsonrpc_error(body, "401 body")
+    # The metadata document, fetched without a token from where the challenge says.
+    status, headers, body = await http("GET", params["resource_metadata"])
+    expect(status == 200, f"GET {metadata}: status {status}: {short(body.decode(errors='replace'))}")
+    doc = json.loads(body)
+    expect(doc.get("resource") == g.url, f"metadata resource {doc.get('resource')!r} != {g.url!r}: {short(doc)}")
+    expect(doc.get("authorization_servers") == [issuer.url],
+           f"metadata authorization_servers {doc.get('authorization_servers')!r} != [{issuer.url!r}]")
+    expect("header" in (doc.get("bearer_methods_supported") or []), f"bearer_methods_supported: {short(doc)}")
+    expect(doc.get("scopes_supported") == ["tools", "admin"], f"scopes_supported: {short(doc)}")
+
+
+async def check_no_token_sdk(g: AuthGateway, issuer: Issuer) -> None:
+    """The official client without a token cannot initialize."""
+    try:
+        with anyio.fail_after(20):
+            async with g.client(None) as s:
+                await s.list_tools()
+    except TimeoutError:
+        raise CheckFailed("the SDK client without a token neither failed nor succeeded within 20 s")
+    except Exception as e:  # noqa: BLE001
+        text = describe(e)
+        expect("401" in text or "nauthori" in text, f"the failure does not say 401/Unauthorized: {text}")
+        return
+    raise CheckFailed("an SDK client without a token initialized and listed tools")
+
+
+async def list_and_echo(s: ClientSession, word: str) -> None:
+    names = {t.name for t in (await s.list_tools()).tools}
+    expect({"fake__echo", "fake__add_tool"} <= names, f"listed {sorted(names)}")
+    r = dump(await s.call_tool("fake__echo", {"text": word}))
+    expect(r.get("isError") is False and texts(r) == word, f"fake__echo: {short(r)}")
+
+
+async def check_static_token(g: AuthGateway, issuer: Issuer) -> None:
+    async with g.client(TOKENS["alice"]) as s:
+        await list_and_echo(s, "hello from alice")
+
+
+async def check_bad_static_token(g: AuthGateway, issuer: Issuer) -> None:
+    await expect_invalid_token(g, "not-a-known-token", "an unknown static token")
+
+
+async def check_jwt(g: AuthGateway, issuer: Issuer, alg: str) -> None:
+    async with g.client(issuer.token("carol", alg=alg)) as s:
+        await list_and_echo(s, f"hello via {alg}")
+
+
+async def check_principal_rule(g: AuthGateway, issuer: Issuer) -> None:
+    async with g.client(TOKENS["alice"]) as s:
+        r = dump(await s.call_tool("fake__echo", {"text": "alice may"}))
+        expect(r.get("isError") is False and texts(r) == "alice may", f"alice's fake__echo: {short(r)}")
+    async with g.client(TOKENS["bob"]) as s:
+        r = dump(await s.call_tool("fake__echo", {"text": "bob may not"}))
+        expect_error_code(r, "DENIED")
+        expect("bob may not echo" in texts(r) + json.dumps(r.get("_meta")), f"the rule's reason is not said: {short(r)}")
+
+
+async def check_principal_rule_jwt(g: AuthGateway, issuer: Issuer) -> None:
+    """The same rule applies to a JWT whose subject is bob."""
+    async with g.client(issuer.token("bob", alg="ES256")) as s:
+        expect_error_code(dump(await s.call_tool("fake__echo", {"text": "x"})), "DENIED")
+
+
+async def check_scope_allow_list(g: AuthGateway, issuer: Issuer) -> None:
+    """`allow` rules with scopes = ["admin"] make `add_tool` and `extra` an allow-list: only
+    principals holding `admin` (JWT `scope` string or `scp` list) may call them."""
+    async with g.client(TOKENS["alice"]) as s:  # scopes ["tools"]
+        expect_error_code(dump(await s.call_tool("fake__add_tool", {})), "DENIED")
+    changed = anyio.Event()
+
+    async def on_message(msg) -> None:
+        if getattr(msg, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    async with g.client(issuer.token("dora", scope="tools admin"), message_handler=on_message) as s:
+        await s.list_tools()
+        r = dump(await s.call_tool("fake__add_tool", {}))
+        expect(r.get("isError") is False and texts(r) == "added", f"dora (scope \"tools admin\") add_tool: {short(r)}")
+        # Waited for so that `fake__extra` is registered (and the session does not close
+        # while the notification is on its way).
+        try:
+            with anyio.fail_after(10):
+                await changed.wait()
+        except TimeoutError:
+            raise CheckFailed("no notifications/tools/list_changed reached dora's session within 10 s")
+        names = {t.name for t in (await s.list_tools()).tools}
+        expect("fake__extra" in names, f"fake__extra not listed after list_changed: {sorted(names)}")
+    async with g.client(issuer.token("erin", scope=None, scp=["tools", "admin"], alg="ES256")) as s:
+        r = dump(await s.call_tool("fake__extra", {"word": "hi"}))
+        expect(r.get("isError") is False and texts(r) == "extra says hi", f"erin (scp [tools, admin]) extra: {short(r)}")
+    async with g.client(issuer.token("frank", scope="tools")) as s:
+        expect_error_code(dump(await s.call_tool("fake__extra", {"word": "hi"})), "DENIED")
+
+
+async def expect_invalid_token(g: AuthGateway, token: str, what: str, needle: str | None = None) -> None:
+    status, headers, body = await g.post(token, initialize_request())
+    text = body.decode(errors="replace")
+    expect(status == 401, f"{what}: status {status}, expected 401: {short(text)}")
+    challenge = headers.get("www-authenticate", "")
+    params = challenge_params(challenge)
+    expect(params.get("error") == "invalid_token", f"{what}: WWW-Authenticate {challenge!r} lacks error=\"invalid_token\"")
+    expect(params.get("error_description"), f"{what}: WWW-Authenticate {challenge!r} lacks error_description")
+    expect(params.get("resource_metadata"), f"{what}: WWW-Authenticate {challenge!r} lacks resource_metadata")
+    if needle:
+        expect(needle in params["error_description"],
+               f"{what}: error_description {params['error_description']!r} does not say {needle!r}")
+    expect_jsonrpc_error(body, what)
+
+
+def bad_jwts(issuer: Issuer) -> list[tuple[str, str, str | None]]:
+    """(check name, token, a word its error_description should hold)."""
+    now = int(time.time())
+    return [
+        ("jwt_expired", issuer.token(exp=now - 120, iat=now - 600, nbf=now - 600), "expired"),
+        ("jwt_unknown_key", issuer.token(key=issuer.impostor), "signature"),
+        ("jwt_wrong_audience", issuer.token(aud="http://elsewhere.test/mcp"), "audience"),
+        ("jwt_wrong_issuer", issuer.token(iss="http://127.0.0.1:1"), "issuer"),
+        ("jwt_hs256", issuer.token(alg="HS256"), "HS256"),
+        ("jwt_not_yet_valid", issuer.token(nbf=now + 600, iat=now), "nbf"),
+        ("jwt_no_sub", issuer.token(sub=None), "sub"),
+        ("jwt_alg_none", jwt.encode({"iss": issuer.url, "aud": AUDIENCE, "sub": "x", "exp": now + 300},
+                                    None, algorithm="none"), None),
+    ]
+
+
+async def open_session(g: AuthGateway, token: str) -> dict[str, str]:
+    """Initializes a session over raw HTTP; returns the headers that use it."""
+    status, headers, body = await g.post(token, initialize_request())
+    text = body.decode(errors="replace")
+    expect(status == 200, f"initialize: status {status}: {short(text)}")
+    sid = headers.get("mcp-session-id")
+    expect(sid, f"no mcp-session-id in the initialize answer: {headers}")
+    messages = jsonrpc_messages(body)
+    version = (messages[0].get("result") or {}).get("protocolVersion") if messages else None
+    expect(version, f"no protocolVersion in the initialize answer: {short(text)}")
+    return {"mcp-session-id": sid, "mcp-protocol-version": version}
+
+
+async def check_session_principal(g: AuthGateway, issuer: Issuer) -> None:
+    session = await open_session(g, TOKENS["alice"])
+    status, _, body = await g.post(TOKENS["alice"], {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    expect(status in (200, 202), f"alice's notifications/initialized: status {status}")
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    status, _, body = await g.post(TOKENS["bob"], listing, session)
+    expect(status == 403, f"bob using alice's session: status {status}, expected 403: {short(body.decode(errors='replace'))}")
+    expect_jsonrpc_error(body, "403 body")
+    status, _, body = await http("DELETE", g.url, {**bearer(TOKENS["bob"]), **session})
+    expect(status == 403, f"bob's DELETE of alice's session: status {status}, expected 403")
+    # The session is still alice's, and still works for her.
+    status, _, body = await g.post(TOKENS["alice"], listing, session)
+    messages = jsonrpc_messages(body)
+    expect(status == 200 and messages and "fake__echo" in json.dumps(messages[0].get("result")),
+           f"alice's tools/list after bob's attempts: status {status}: {short(body.decode(errors='replace'))}")
+    status, _, _ = await http("DELETE", g.url, {**bearer(TOKENS["alice"]), **session})
+    expect(status in (200, 204), f"alice's DELETE of her session: status {status}")
+
+
+async def check_session_other_issuer(g: AuthGateway, issuer: Issuer) -> None:
+    """A JWT whose `sub` is alice is not the static token's alice (another issuer)."""
+    session = await open_session(g, TOKENS["alice"])
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    status, _, body = await g.post(issuer.token("alice"), listing, session)
+    expect(status == 403, f"a JWT with sub alice on static alice's session: status {status}, expected 403: "
+                          f"{short(body.decode(errors='replace'))}")
+    await http("DELETE", g.url, {**bearer(TOKENS["alice"]), **session})
+
+
+async def check_health(g: AuthGateway, issuer: Issuer) -> None:
+    for path, want in [("/healthz", 200), ("/readyz", 200)]:
+        status, _, body = await http("GET", f"{g.base}{path}")
+        expect(status == want, f"GET {path} (no token, JWKS up): status {status}, expected {want}: {body!r}")
+
+
+async def check_key_rotation(g: AuthGateway, issuer: Issuer) -> None:
+    """A key published after start is fetched when a token names its kid (the gateway
+    refetches at most every 5 s, so this polls with a deadline)."""
+    fresh = ec.generate_private_key(ec.SECP256R1())
+    issuer.publish(fresh, "ec2", "ES256")
+    deadline = time.monotonic() + 15
+    while True:
+        token = issuer.token("frank", alg="ES256", kid="ec2", key=fresh)
+        status, _, body = await g.post(token, initialize_request())
+        if status == 200:
+            break
+        expect(status == 401, f"a token of a newly published key: status {status}: {short(body.decode(errors='replace'))}")
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"a token of key ec2, published after start, still refused after 15 s: "
+                              f"{short(body.decode(errors='replace'))}")
+        await anyio.sleep(0.5)
+    async with g.client(issuer.token("frank", alg="ES256", kid="ec2", key=fresh)) as s:
+        await list_and_echo(s, "rotated")
+
+
+# ---------------------------------------------------------------- the `resource` gateway
+
+
+async def check_resource_audience(g: AuthGateway, issuer: Issuer) -> None:
+    """With `resource` and no `audience`, the resource is the audience, and the challenge and
+    metadata name it."""
+    async with g.client(issuer.token("carol", aud=RESOURCE)) as s:
+        await list_and_echo(s, "resource audience")
+    await expect_invalid_token(g, issuer.token("carol"), f"a token for {AUDIENCE} at {RESOURCE}", "audience")
+    status, headers, _ = await g.post(None, initialize_request())
+    params = challenge_params(headers.get("www-authenticate", ""))
+    want = "http://gw.resource.test/.well-known/oauth-protected-resource/mcp"
+    expect(status == 401 and params.get("resource_metadata") == want,
+           f"status {status}, resource_metadata {params.get('resource_metadata')!r} != {want!r}")
+    status, _, body = await http("GET", f"{g.base}/.well-known/oauth-protected-resource/mcp")
+    doc = json.loads(body) if status == 200 else {}
+    expect(doc.get("resource") == RESOURCE, f"metadata: status {status}: {short(body.decode(errors='replace'))}")
+
+
+# ---------------------------------------------------------------- check 7 (JWKS down)
+
+
+async def check_jwks_unavailable(g: AuthGateway, issuer: Issuer, what: str) -> None:
+    status, _, body = await http("GET", f"{g.base}/healthz")
+    expect(status == 200, f"/healthz with the JWKS {what}: status {status}")
+    status, _, body = await http("GET", f"{g.base}/readyz")
+    expect(status == 503, f"/readyz with the JWKS {what}: status {status}, expected 503: {body!r}")
+    for alg in ("RS256", "ES256"):
+        status, _, body = await g.post(issuer.token("carol", alg=alg), initialize_request())
+        expect(status == 503, f"a valid {alg} JWT with the JWKS {what}: status {status}, expected 503 "
+                              f"(never let through): {short(body.decode(errors='replace'))}")
+        expect_jsonrpc_error(body, "503 body")
+    async with g.client(TOKENS["alice"]) as s:
+        await list_and_echo(s, f"static token, JWKS {what}")
+
+
+# ---------------------------------------------------------------- check 8 (start-up and --check)
+
+
+async def run_gateway_cmd(args: list[str], timeout: float = 30) -> tuple[int, str]:
+    with anyio.fail_after(timeout):
+        proc = await anyio.run_process([BIN, "gateway", *args], check=False, stdin=subprocess.DEVNULL)
+    return proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
+
+
+async def check_config_valid(tmp: Path, issuer: Issuer) -> None:
+    cfg = write_config(tmp, "check-valid", auth_section(issuer), POLICY)
+    code, out = await run_gateway_cmd(["--config", str(cfg), "--check"])
+    expect(code == 0, f"--check of a valid config: exit {code}: {short(out)}")
+
+
+async def check_config_unknown_key(tmp: Path, issuer: Issuer) -> None:
+    auth = auth_section(issuer).replace("[auth]\n", "[auth]\ntokenz = []\n", 1)
+    cfg = write_config(tmp, "check-unknown", auth)
+    line = cfg.read_text().splitlines().index("tokenz = []") + 1
+    code, out = await run_gateway_cmd(["--config", str(cfg), "--check"])
+    expect(code != 0, f"--check accepted an unknown key in [auth]: {short(out)}")
+    expect("tokenz" in out and f"line {line}" in out, f"the error does not name `tokenz` and line {line}: {short(out)}")
+    auth = auth_section(issuer).replace("[auth.jwt]\n", "[auth.jwt]\njwks_uri = \"x\"\n", 1)
+    cfg = write_config(tmp, "check-unknown-jwt", auth)
+    code, out = await run_gateway_cmd(["--config", str(cfg), "--check"])
+    expect(code != 0 and "jwks_uri" in out, f"an unknown key in [auth.jwt]: exit {code}: {short(out)}")
+
+
+async def check_config_bad_sha256(tmp: Path, issuer: Issuer) -> None:
+    for bad in ["abc", sha256("x")[:-1] + "g", sha256("x") + "00", "sha256:" + sha256("x")]:
+        auth = f'[auth]\ntokens = [{{ principal = "alice", sha256 = "{bad}" }}]\n'
+        cfg = write_config(tmp, "check-sha", auth)
+        line = next(i for i, text in enumerate(cfg.read_text().splitlines(), 1) if text.startswith("tokens"))
+        code, out = await run_gateway_cmd(["--config", str(cfg), "--check"])
+        expect(code != 0, f"--check accepted sha256 = {bad!r}: {short(out)}")
+        expect("auth.tokens.sha256" in out and "64 hex" in out and f"line {line}" in out,
+               f"sha256 = {bad!r}: the error does not name auth.tokens.sha256, line {line} and the 64 hex digits: {short(out)}")
+
+
+async def check_config_hmac(tmp: Path, issuer: Issuer) -> None:
+    auth = auth_section(issuer).replace('algorithms = ["RS256", "ES256"]', 'algorithms = ["RS256", "HS256"]')
+    cfg = write_config(tmp, "check-hmac", auth)
+    code, out = await run_gateway_cmd(["--config", str(cfg), "--check"])
+    expect(code != 0 and "HS256" in out and "auth.jwt.algorithms" in out,
+           f"algorithms with HS256: exit {code}: {short(out)}")
+
+
+async def check_non_loopback_refused(tmp: Path, issuer: Issuer) -> None:
+    cfg = write_config(tmp, "noauth", "")
+    code, out = await run_gateway_cmd(["--config", str(cfg), "--http", "0.0.0.0:0"])
+    expect(code != 0, f"a non-loopback --http without [auth] started (exit {code}): {short(out)}")
+    expect("--insecure-no-auth" in out, f"the refusal does not mention --insecure-no-auth: {short(out)}")
+
+
+async def check_non_loopback_insecure(tmp: Path, issuer: Issuer) -> None:
+    g = AuthGateway("insecure", write_config(tmp, "insecure", ""), tmp, "0.0.0.0:0", ["--insecure-no-auth"])
+    try:
+        await g.start()
+        expect(g.banner == "WITHOUT authentication" and g.listening.startswith("http://0.0.0.0:"),
+               f"banner: {g.listening!r} ({g.banner!r})")
+        status, _, body = await g.post(None, initialize_request())
+        expect(status == 200, f"initialize without a token on an --insecure-no-auth gateway: status {status}")
+    finally:
+        g.stop()
+
+
+async def check_loopback_no_auth(tmp: Path, issuer: Issuer) -> None:
+    """Without [auth], loopback serves as before (no token asked)."""
+    g = AuthGateway("loopback", write_config(tmp, "loopback", ""), tmp)
+    try:
+        await g.start()
+        async with g.client(None) as s:
+            await list_and_echo(s, "no auth on loopback")
+        status, _, _ = await http("GET", f"{g.base}/readyz")
+        expect(status == 200, f"/readyz without [auth]: {status}")
+    finally:
+        g.stop()
+
+
+# ---------------------------------------------------------------- driver
+
+
+async def started(name: str, g: AuthGateway) -> bool:
+    try:
+        with anyio.fail_after(START_TIMEOUT + 5):
+            await g.start()
+    except Exception as e:  # noqa: BLE001
+        record(f"{P}/start_{name}", f"{describe(e)}; stderr: {g.stderr_tail()}")
+        return False
+    return True
+
+
+def stopped(name: str, g: AuthGateway) -> None:
+    code, left = g.stop()
+    detail = None
+    if code != 0:
+        detail = f"exit code {code} after SIGINT (expected 0); stderr: {g.stderr_tail()}"
+    elif left:
+        detail = f"processes of the gateway's group still alive 10 s after it exited: {left}"
+    record(f"{P}/shutdown_{name}", detail)
+
+
+async def run_all(tmp: Path, issuer: Issuer) -> None:
+    # A bound socket that never listens: connecting to it is refused, and no one else gets the port.
+    closed = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    closed.bind(("127.0.0.1", 0))
+    closed_url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    gateways = {
+        "main": AuthGateway("main", write_config(tmp, "main", auth_section(issuer), POLICY), tmp),
+        "resource": AuthGateway(
+            "resource", write_config(tmp, "resource", auth_section(issuer, audience=None, resource=RESOURCE)), tmp
+        ),
+        "jwks_down": AuthGateway(
+            "jwks_down",
+            write_config(tmp, "jwks-down", auth_section(issuer).replace(f'"{issuer.url}/jwks.json"', f'"{closed_url}/jwks.json"')),
+            tmp,
+        ),
+        "jwks_garbage": AuthGateway("jwks_garbage", write_config(tmp, "jwks-garbage", auth_section(issuer, jwks="/garbage.json")), tmp),
+    }
+    up: dict[str, AuthGateway] = {}
+    try:
+        for name, g in gateways.items():
+            if await started(name, g):
+                up[name] = g
+        if "main" in up:
+            g = up["main"]
+            await run_check(f"{P}/health", check_health, g, issuer)
+            await run_check(f"{P}/no_token_401", check_no_token, g, issuer)
+            await run_check(f"{P}/no_token_sdk_refused", check_no_token_sdk, g, issuer)
+            await run_check(f"{P}/static_token", check_static_token, g, issuer)
+            await run_check(f"{P}/bad_static_token", check_bad_static_token, g, issuer)
+            await run_check(f"{P}/jwt_rs256", check_jwt, g, issuer, "RS256")
+            await run_check(f"{P}/jwt_es256", check_jwt, g, issuer, "ES256")
+            await run_check(f"{P}/principal_rule", check_principal_rule, g, issuer)
+            await run_check(f"{P}/principal_rule_jwt", check_principal_rule_jwt, g, issuer)
+            await run_check(f"{P}/scope_allow_list", check_scope_allow_list, g, issuer)
+            for name, token, needle in bad_jwts(issuer):
+                await run_check(f"{P}/{name}", expect_invalid_token, g, token, name, needle)
+            await run_check(f"{P}/session_other_principal_403", check_session_principal, g, issuer)
+            await run_check(f"{P}/session_other_issuer_403", check_session_other_issuer, g, issuer)
+            await run_check(f"{P}/jwks_key_rotation", check_key_rotation, g, issuer)
+        if "resource" in up:
+            await run_check(f"{P}/resource_is_audience", check_resource_audience, up["resource"], issuer)
+        if "jwks_down" in up:
+            await run_check(f"{P}/jwks_down", check_jwks_unavailable, up["jwks_down"], issuer, "down")
+        if "jwks_garbage" in up:
+            await run_check(f"{P}/jwks_garbage", check_jwks_unavailable, up["jwks_garbage"], issuer, "garbage")
+    finally:
+        for name, g in up.items():
+            stopped(name, g)
+        closed.close()
+    await run_check(f"{P}/check_valid_config", check_config_valid, tmp, issuer)
+    await run_check(f"{P}/check_unknown_auth_key", check_config_unknown_key, tmp, issuer)
+    await run_check(f"{P}/check_bad_sha256", check_config_bad_sha256, tmp, issuer)
+    await run_check(f"{P}/check_hmac_algorithm", check_config_hmac, tmp, issuer)
+    await run_check(f"{P}/non_loopback_without_auth_refused", check_non_loopback_refused, tmp, issuer)
+    await run_check(f"{P}/non_loopback_insecure_no_auth", check_non_loopback_insecure, tmp, issuer)
+    await run_check(f"{P}/loopback_without_auth", check_loopback_no_auth, tmp, issuer)
+
+
+async def main() -> int:
+    if not Path(BIN).exists():
+        print(f"FAIL setup: TOOLS_MCP_BIN={BIN} does not exist", flush=True)
+        return 1
+    st = os.stat(BIN)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(st.st_mtime))
+    print(f"# binary {BIN} ({st.st_size} bytes, modified {stamp})", flush=True)
+    started_at = time.monotonic()
+    issuer = Issuer()
+    try:
+        with tempfile.TemporaryDirectory(prefix="tools-mcp-production-") as d:
+            tmp = Path(d)
+            await run_all(tmp, issuer)
+            if os.environ.get("BLACKBOX_KEEP_LOGS"):
+                keep = Path(os.environ["BLACKBOX_KEEP_LOGS"])
+                keep.mkdir(parents=True, exist_ok=True)
+                for f in tmp.iterdir():
+                    (keep / f.name).write_bytes(f.read_bytes())
+    finally:
+        issuer.stop()
+    failed = [n for n, good in RESULTS if not good]
+    print(
+        f"# {len(RESULTS) - len(failed)} ok, {len(failed)} failed, {time.monotonic() - started_at:.1f}s",
+        flush=True,
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
