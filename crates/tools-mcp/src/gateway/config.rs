@@ -589,21 +589,8 @@ impl GatewayConfig {
             });
         }
         let duration = |value: Spanned<String>, key: &str| -> Result<Duration, Error> {
-            let parsed = humantime::parse_duration(value.get_ref()).map_err(|e| {
-                at(
-                    value.span(),
-                    key,
-                    format!("{:?} is not a duration: {e}", value.get_ref()),
-                )
-            })?;
-            if parsed.is_zero() || parsed > tools_registry::MAX_TIMEOUT {
-                return Err(at(
-                    value.span(),
-                    key,
-                    "must be positive and at most 24 days".into(),
-                ));
-            }
-            Ok(parsed)
+            let max = (tools_registry::MAX_TIMEOUT, "24 days");
+            sections::duration(&value, key, &at, true, max)
         };
         let mut upstream = UpstreamConfig::default();
         if let Some(value) = raw.upstream.handshake_timeout {

@@ -62,8 +62,15 @@ struct RawJwt {
     refresh: Option<Spanned<String>>,
 }
 
-/// A duration written as people write them (`30s`, `10m`), positive and at most a day.
-pub(super) fn duration(value: &Spanned<String>, key: &str, at: At<'_>) -> Result<Duration, Error> {
+/// A duration written as people write them (`30s`, `10m`), at most `max` (said as
+/// `max_words`), and positive when `positive`.
+pub(super) fn duration(
+    value: &Spanned<String>,
+    key: &str,
+    at: At<'_>,
+    positive: bool,
+    (max, max_words): (Duration, &str),
+) -> Result<Duration, Error> {
     let parsed = humantime::parse_duration(value.get_ref()).map_err(|e| {
         at(
             value.span(),
@@ -71,11 +78,19 @@ pub(super) fn duration(value: &Spanned<String>, key: &str, at: At<'_>) -> Result
             format!("{:?} is not a duration: {e}", value.get_ref()),
         )
     })?;
-    if parsed > Duration::from_secs(86_400) {
-        return Err(at(value.span(), key, "must be at most a day".into()));
+    if (positive && parsed.is_zero()) || parsed > max {
+        let sign = if positive { "positive and " } else { "" };
+        return Err(at(
+            value.span(),
+            key,
+            format!("must be {sign}at most {max_words}"),
+        ));
     }
     Ok(parsed)
 }
+
+/// A day, the longest JWT leeway or key refresh.
+const DAY: (Duration, &str) = (Duration::from_secs(86_400), "a day");
 
 /// `[auth]`, checked: `None` when the section is absent or names no credential.
 pub(super) fn auth(raw: Option<RawAuth>, at: At<'_>) -> Result<Option<AuthConfig>, Error> {
@@ -185,10 +200,10 @@ pub(super) fn auth(raw: Option<RawAuth>, at: At<'_>) -> Result<Option<AuthConfig
             }
         }
         if let Some(leeway) = &jwt.leeway {
-            parsed.leeway = duration(leeway, "auth.jwt.leeway", at)?;
+            parsed.leeway = duration(leeway, "auth.jwt.leeway", at, false, DAY)?;
         }
         if let Some(refresh) = &jwt.refresh {
-            parsed.refresh = duration(refresh, "auth.jwt.refresh", at)?;
+            parsed.refresh = duration(refresh, "auth.jwt.refresh", at, true, DAY)?;
         }
         if parsed.audience.is_empty() && config.resource.is_none() {
             return Err(at(

@@ -3,13 +3,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientRequest, ElicitationAction, ServerResult,
-};
+use rmcp::model::{CallToolRequestParams, ClientRequest, ElicitationAction, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use tools_mcp::{CODE_META_KEY, HttpOptions, McpServer};
+use tools_mcp::{HttpOptions, McpServer};
 use tools_registry::Progress;
 use tools_runtime::prelude::*;
 use tools_runtime::{ToolRuntime, tools::PresentationMode};
@@ -22,14 +20,7 @@ fn args(value: Value) -> serde_json::Map<String, Value> {
     value.as_object().cloned().unwrap()
 }
 
-fn code(result: &CallToolResult) -> Option<String> {
-    result
-        .meta
-        .as_ref()
-        .and_then(|m| m.get(CODE_META_KEY))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-}
+use crate::support::code_of as code;
 
 fn served() -> (ToolRuntime, McpServer) {
     let runtime = ToolRuntime::new();

@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
-use tools_mcp::CODE_META_KEY;
 use tools_mcp::gateway::{Gateway, GatewayConfig};
 
-use crate::support::{Connected, TestClient, connect, fake_server_script, guarded, http_client};
+use crate::support::{
+    Connected, TestClient, call_front, code_of, connect, fake_server_script, guarded, http_client,
+};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tools-mcp-prod-{name}-{}", std::process::id()));
@@ -34,26 +34,6 @@ path = "pins.json"
         script = fake_server_script()
     );
     GatewayConfig::parse(&text, &dir.join("gateway.toml")).unwrap()
-}
-
-async fn call(c: &Connected, name: &str, args: Value) -> CallToolResult {
-    guarded(
-        c.client.call_tool(
-            CallToolRequestParams::new(name.to_owned())
-                .with_arguments(args.as_object().cloned().unwrap()),
-        ),
-    )
-    .await
-    .unwrap()
-}
-
-fn code_of(result: &CallToolResult) -> Option<String> {
-    result
-        .meta
-        .as_ref()
-        .and_then(|m| m.get(CODE_META_KEY))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
 }
 
 fn audit_lines(dir: &Path) -> Vec<Value> {
@@ -86,7 +66,7 @@ async fn each_call_has_its_audit_line_before_its_result_and_limits_refuse_at_onc
     let gateway = guarded(Gateway::start(&config)).await.unwrap();
     let c = connect(gateway.front(), TestClient::plain()).await;
     for n in 1..=3 {
-        let r = call(&c, "fake__echo", json!({"text": format!("hi {n}")})).await;
+        let r = call_front(&c, "fake__echo", json!({"text": format!("hi {n}")})).await;
         assert_eq!(r.is_error, Some(false), "{r:?}");
         // The line is there as soon as the result is.
         let lines = audit_lines(&dir);
@@ -104,7 +84,7 @@ async fn each_call_has_its_audit_line_before_its_result_and_limits_refuse_at_onc
         assert_eq!(line["args_sha256"].as_str().unwrap().len(), 64);
         assert!(line.get("arguments").is_none(), "arguments are opt-in");
     }
-    let limited = call(&c, "fake__echo", json!({"text": "one more"})).await;
+    let limited = call_front(&c, "fake__echo", json!({"text": "one more"})).await;
     assert_eq!(
         code_of(&limited).as_deref(),
         Some("RATE_LIMITED"),
@@ -120,7 +100,7 @@ async fn each_call_has_its_audit_line_before_its_result_and_limits_refuse_at_onc
     assert_eq!(lines[3]["decision"], "limited");
     assert_eq!(lines[3]["code"], "RATE_LIMITED");
     // A denied call is one line too.
-    let unknown = call(&c, "fake__nope", json!({})).await;
+    let unknown = call_front(&c, "fake__nope", json!({})).await;
     assert_eq!(code_of(&unknown).as_deref(), Some("UNKNOWN_TOOL"));
     assert_eq!(audit_lines(&dir).len(), 5);
     let _ = std::fs::remove_dir_all(&dir);
@@ -142,10 +122,10 @@ async fn a_tool_that_changes_is_withheld_until_approved_and_stays_withheld_acros
             .starts_with("sha256:")
     );
     // The server re-aims `echo` and says its list changed.
-    let pulled = call(&c, "fake__rug_pull", json!({})).await;
+    let pulled = call_front(&c, "fake__rug_pull", json!({})).await;
     assert_eq!(pulled.is_error, Some(false), "{pulled:?}");
     let withheld = loop {
-        let r = call(&c, "fake__echo", json!({"text": "x"})).await;
+        let r = call_front(&c, "fake__echo", json!({"text": "x"})).await;
         if code_of(&r).as_deref() == Some("TOOL_CHANGED") {
             break r;
         }
@@ -166,7 +146,7 @@ async fn a_tool_that_changes_is_withheld_until_approved_and_stays_withheld_acros
     assert_eq!(approved, ["fake__echo: approved (description)"]);
     guarded(gateway.reload(&config)).await;
     assert!(names(&c).await.contains(&"fake__echo".to_owned()));
-    let r = call(&c, "fake__echo", json!({"text": "back"})).await;
+    let r = call_front(&c, "fake__echo", json!({"text": "back"})).await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
     drop(c);
     drop(gateway);
@@ -182,7 +162,7 @@ async fn a_tool_that_changes_is_withheld_until_approved_and_stays_withheld_acros
     let listed = names(&c).await;
     assert!(!listed.contains(&"fake__echo".to_owned()), "{listed:?}");
     assert!(listed.contains(&"fake__crash".to_owned()), "{listed:?}");
-    let r = call(&c, "fake__echo", json!({"text": "x"})).await;
+    let r = call_front(&c, "fake__echo", json!({"text": "x"})).await;
     assert_eq!(code_of(&r).as_deref(), Some("TOOL_CHANGED"), "{r:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -206,3 +206,29 @@ pub(crate) fn host() -> (ToolRuntime, tools_runtime::tools::Registry) {
         .unwrap();
     (runtime, registry)
 }
+
+/// The error code a front's result carries in its `_meta`.
+pub(crate) fn code_of(result: &rmcp::model::CallToolResult) -> Option<String> {
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(tools_mcp::CODE_META_KEY))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+}
+
+/// Calls `name` with `args` (an object) through the connected client.
+pub(crate) async fn call_front(
+    c: &Connected,
+    name: &str,
+    args: serde_json::Value,
+) -> rmcp::model::CallToolResult {
+    guarded(
+        c.client.call_tool(
+            rmcp::model::CallToolRequestParams::new(name.to_owned())
+                .with_arguments(args.as_object().cloned().unwrap()),
+        ),
+    )
+    .await
+    .unwrap()
+}

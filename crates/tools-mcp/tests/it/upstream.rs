@@ -7,15 +7,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use tools_mcp::gateway::{Gateway, GatewayConfig};
-use tools_mcp::{CODE_META_KEY, ErrorKind, ImportOptions, ImportedServer, McpServer};
+use tools_mcp::{ErrorKind, ImportOptions, ImportedServer, McpServer};
 use tools_runtime::prelude::*;
 use tools_runtime::{ToolResult, ToolRuntime};
 
 use crate::support::{
-    Connected, Seen, TestClient, connect, fake_server, fake_server_script, guarded,
+    Connected, Seen, TestClient, call_front, code_of, connect, fake_server, fake_server_script,
+    guarded,
 };
 
 /// Bounds a test whose failure mode is a call that waits for its (large) budget: longer
@@ -46,15 +47,6 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn code_of(result: &CallToolResult) -> Option<String> {
-    result
-        .meta
-        .as_ref()
-        .and_then(|m| m.get(CODE_META_KEY))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-}
-
 fn code(result: &ToolResult) -> Option<String> {
     result.code().map(|c| c.as_str().to_owned())
 }
@@ -77,17 +69,6 @@ async fn listed_with(c: &Connected, seen: &Seen, name: &str) -> Vec<String> {
         }
         guarded(seen.list_changed.notified()).await;
     }
-}
-
-async fn call_front(c: &Connected, name: &str, args: Value) -> CallToolResult {
-    guarded(
-        c.client.call_tool(
-            CallToolRequestParams::new(name.to_owned())
-                .with_arguments(args.as_object().cloned().unwrap()),
-        ),
-    )
-    .await
-    .unwrap()
 }
 
 /// Waits until the file at `path` has a line.
