@@ -94,6 +94,8 @@ struct Inner {
     config: AuditConfig,
     open: Mutex<Open>,
     healthy: AtomicBool,
+    /// The number of the next line this process writes.
+    seq: std::sync::atomic::AtomicU64,
 }
 
 impl AuditLog {
@@ -121,6 +123,7 @@ impl AuditLog {
                 config,
                 open: Mutex::new(Open { file, size }),
                 healthy: AtomicBool::new(true),
+                seq: std::sync::atomic::AtomicU64::new(1),
             }),
         })
     }
@@ -135,13 +138,15 @@ impl AuditLog {
         self.inner.healthy.load(Ordering::Acquire)
     }
 
-    /// Writes `record` (an object) as one line, with `time` and `instance` first.
+    /// Writes `record` (an object) as one line, with `time`, `instance` and `seq` (the
+    /// line's number in this process, from 1: with `instance`, a unique id of the line)
+    /// first.
     ///
     /// # Errors
     ///
     /// The write failed; the log is unhealthy until a later write succeeds.
     pub fn write(&self, record: Map<String, Value>) -> std::io::Result<()> {
-        let mut line = Map::with_capacity(record.len() + 2);
+        let mut line = Map::with_capacity(record.len() + 3);
         line.insert(
             "time".into(),
             Value::String(humantime::format_rfc3339_millis(SystemTime::now()).to_string()),
@@ -150,6 +155,8 @@ impl AuditLog {
             "instance".into(),
             Value::String(self.inner.config.instance.clone()),
         );
+        let seq = self.inner.seq.fetch_add(1, Ordering::Relaxed);
+        line.insert("seq".into(), Value::from(seq));
         line.extend(record);
         let mut bytes = serde_json::to_vec(&Value::Object(line)).map_err(std::io::Error::other)?;
         bytes.push(b'\n');
@@ -266,7 +273,8 @@ mod tests {
         assert_eq!(lines[2]["n"], 2);
         assert_eq!(lines[0]["instance"], "gw-1");
         let keys: Vec<&String> = lines[0].as_object().unwrap().keys().collect();
-        assert_eq!(keys[..2], ["time", "instance"]);
+        assert_eq!(keys[..3], ["time", "instance", "seq"]);
+        assert_eq!(lines[2]["seq"], 3);
         assert!(lines[0]["time"].as_str().unwrap().ends_with('Z'));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -188,32 +188,50 @@ async fn run(args: Args) -> Result<(), tools_mcp::Error> {
     }
     let gateway = std::sync::Arc::new(Gateway::start(&config).await?);
     reload_on_hangup(std::sync::Arc::clone(&gateway), args.config.clone());
-    match &args.http {
+    let served = match &args.http {
         None => gateway.serve_stdio().await,
-        Some(addr) => {
-            let listener = gateway.bind(addr, args.insecure_no_auth).await?;
-            if let Ok(local) = listener.local_addr() {
-                let auth = if gateway.authenticator().is_some() {
-                    "with [auth]"
-                } else {
-                    "WITHOUT authentication"
-                };
-                eprintln!(
-                    "tools-mcp: listening on http://{local}{} ({auth})",
-                    args.options.path
-                );
-            }
-            let shutdown = CancellationToken::new();
-            let on_signal = shutdown.clone();
-            tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
-                on_signal.cancel();
-            });
-            gateway
-                .serve_http_on(listener, &args.options, shutdown)
-                .await
-        }
+        Some(addr) => serve_http(&gateway, addr, &args).await,
+    };
+    // Upstream children get their input closed and a moment to exit before any signal.
+    gateway.shutdown().await;
+    served
+}
+
+/// Serves HTTP until `SIGINT` or `SIGTERM`.
+#[allow(clippy::print_stderr, clippy::disallowed_macros)]
+async fn serve_http(gateway: &Gateway, addr: &str, args: &Args) -> Result<(), tools_mcp::Error> {
+    let listener = gateway.bind(addr, args.insecure_no_auth).await?;
+    if let Ok(local) = listener.local_addr() {
+        let auth = if gateway.authenticator().is_some() {
+            "with [auth]"
+        } else {
+            "WITHOUT authentication"
+        };
+        eprintln!(
+            "tools-mcp: listening on http://{local}{} ({auth})",
+            args.options.path
+        );
     }
+    let shutdown = CancellationToken::new();
+    let on_signal = shutdown.clone();
+    tokio::spawn(async move {
+        let terminate = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut term) => {
+                    term.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminate => {}
+        }
+        on_signal.cancel();
+    });
+    gateway
+        .serve_http_on(listener, &args.options, shutdown)
+        .await
 }
 
 const PINS_USAGE: &str = "usage: tools-mcp pins approve NAME... --config FILE

@@ -32,6 +32,7 @@ mod handler;
 mod http;
 mod name;
 mod options;
+mod passthrough;
 mod scan;
 mod tool;
 mod transport;
@@ -53,6 +54,7 @@ pub use options::{
     Customize, DEFAULT_CALL_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_LIST_TIMEOUT,
     DEFAULT_MAX_CONTENT_BLOCKS, ImportOptions, ServerSpec,
 };
+pub use passthrough::Offers;
 pub use tool::ImportedTool;
 
 use crate::Error;

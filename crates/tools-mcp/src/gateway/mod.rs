@@ -6,6 +6,7 @@ mod config;
 mod path;
 mod policy;
 mod sections;
+mod upstreams;
 
 use std::sync::Arc;
 
@@ -28,7 +29,7 @@ use crate::{Error, HttpOptions, ImportOptions, ImportedServer, McpServer};
 pub struct Gateway {
     runtime: ToolRuntime,
     agent: AgentScope,
-    servers: Vec<ImportedServer>,
+    servers: Arc<Vec<ImportedServer>>,
     front: McpServer,
     auth: Option<Authenticator>,
     policy: policy::SharedPolicy,
@@ -148,10 +149,18 @@ impl Gateway {
             started.push((index, server?));
         }
         started.sort_by_key(|(index, _)| *index);
-        let servers: Vec<ImportedServer> = started.into_iter().map(|(_, server)| server).collect();
+        let servers: Arc<Vec<ImportedServer>> =
+            Arc::new(started.into_iter().map(|(_, server)| server).collect());
         let agent = runtime.scope();
+        let upstreams = upstreams::Upstreams::new(
+            Arc::clone(&servers),
+            Arc::clone(&shared_policy),
+            registry.clone(),
+            audit.clone(),
+        );
         let front = McpServer::new(runtime.clone(), agent.clone())
-            .with_info("tools-mcp-gateway", env!("CARGO_PKG_VERSION"));
+            .with_info("tools-mcp-gateway", env!("CARGO_PKG_VERSION"))
+            .with_passthrough(Arc::new(upstreams));
         Ok(Gateway {
             runtime,
             agent,
@@ -217,7 +226,7 @@ impl Gateway {
         }
         // The servers whose tools were held back list them again, against the new pins.
         let held: Vec<String> = pins.held().into_iter().map(|(name, _)| name).collect();
-        for server in &self.servers {
+        for server in self.servers.iter() {
             let prefix = format!("{}{}", server.name(), crate::SEPARATOR);
             if held.iter().any(|name| name.starts_with(&prefix))
                 && let Err(e) = server.resync().await
@@ -225,6 +234,14 @@ impl Gateway {
                 tracing::warn!(server = %server.name(), error = %e, "listing again after a reload failed");
             }
         }
+    }
+
+    /// Disconnects every upstream server gracefully, all at once: a child's input is
+    /// closed and it is given a moment to exit before it is killed; an HTTP server's
+    /// session is closed. The gateway serves no tools afterwards.
+    pub async fn shutdown(&self) {
+        let closing = self.servers.iter().map(ImportedServer::shutdown);
+        futures_util::future::join_all(closing).await;
     }
 
     /// The pins, if `[pins]` is configured.

@@ -13,11 +13,13 @@
 //! - `notifications/tools/list_changed` follows the registry's change events, coalesced.
 
 mod approval;
+mod passthrough;
 mod progress;
 mod sessions;
 mod transport;
 
 pub use approval::{APPROVE_FIELD, SESSION_FIELD};
+pub use passthrough::{Caller, Passthrough, PassthroughFuture};
 pub use transport::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, HttpOptions};
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -43,6 +45,7 @@ struct Front {
     agent: AgentScope,
     info: Implementation,
     instructions: Option<String>,
+    passthrough: Option<Arc<dyn Passthrough>>,
 }
 
 /// Serves one agent scope of a [`ToolRuntime`] over MCP: stdio, streamable HTTP, or any
@@ -76,6 +79,7 @@ impl McpServer {
                 agent,
                 info: Implementation::new("tools-mcp", env!("CARGO_PKG_VERSION")),
                 instructions: None,
+                passthrough: None,
             }),
         }
     }
@@ -93,12 +97,20 @@ impl McpServer {
         self.map(|front| front.instructions = Some(instructions))
     }
 
+    /// The same server, also serving `passthrough`'s resources and prompts (and declaring
+    /// both capabilities).
+    #[must_use]
+    pub fn with_passthrough(self, passthrough: Arc<dyn Passthrough>) -> McpServer {
+        self.map(|front| front.passthrough = Some(passthrough))
+    }
+
     fn map(self, change: impl FnOnce(&mut Front)) -> McpServer {
         let mut front = Front {
             runtime: self.front.runtime.clone(),
             agent: self.front.agent.clone(),
             info: self.front.info.clone(),
             instructions: self.front.instructions.clone(),
+            passthrough: self.front.passthrough.clone(),
         };
         change(&mut front);
         McpServer {
@@ -317,12 +329,38 @@ fn concerns(change: &tools_registry::Change, chain: &[u64]) -> bool {
     scope.is_none_or(|scope| chain.contains(&scope))
 }
 
+/// Who made the request `context` belongs to.
+fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
+    Caller {
+        principal: principal_of(context),
+        session: session_of(context),
+    }
+}
+
+impl McpSession {
+    fn passthrough(&self) -> Result<&Arc<dyn Passthrough>, McpError> {
+        self.front
+            .passthrough
+            .as_ref()
+            .ok_or_else(McpError::method_not_found::<rmcp::model::ReadResourceRequestMethod>)
+    }
+}
+
 impl ServerHandler for McpSession {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+        let capabilities = if self.front.passthrough.is_some() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_prompts()
+                .build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        };
         let info = InitializeResult::new(capabilities).with_server_info(self.front.info.clone());
         match &self.front.instructions {
             Some(instructions) => info.with_instructions(instructions.clone()),
@@ -344,6 +382,64 @@ impl ServerHandler for McpSession {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.call(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        let caller = caller_of(&context);
+        let items = self.passthrough()?.list_resources(&caller).await?;
+        Ok(rmcp::model::ListResourcesResult::with_all_items(items))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        let caller = caller_of(&context);
+        let items = self.passthrough()?.list_resource_templates(&caller).await?;
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
+            items,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        let caller = caller_of(&context);
+        let result = self
+            .passthrough()?
+            .read_resource(&request.uri, &caller)
+            .await?;
+        Ok(rmcp::model::ReadResourceResponse::Complete(result))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        let caller = caller_of(&context);
+        let items = self.passthrough()?.list_prompts(&caller).await?;
+        Ok(rmcp::model::ListPromptsResult::with_all_items(items))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        let caller = caller_of(&context);
+        let result = self
+            .passthrough()?
+            .get_prompt(&request.name, request.arguments, &caller)
+            .await?;
+        Ok(rmcp::model::GetPromptResponse::Complete(result))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -613,6 +613,224 @@ async def check_loopback_no_auth(tmp: Path, issuer: Issuer) -> None:
         g.stop()
 
 
+# ---------------------------------------------------------------- the audit log under a kill
+
+AUDIT_RESPONSES = 10_000  # successful calls the load reaches (at least)
+AUDIT_CLIENTS = 16
+AUDIT_KILL_AT = 3_000  # successful calls before the SIGKILL
+AUDIT_RETRIES = 5  # failed calls in a row a client tolerates (each with a new nonce)
+AUDIT_TIMEOUT = 300.0  # failure guard of the whole check
+
+
+class AuditLoad:
+    """The state the clients of `audit_survives_kill` share with the task that kills and
+    restarts the gateway."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.generation = 0  # bumped at the kill: a call sent before it may be lost
+        self.restarted: anyio.Event | None = None  # set when the restarted gateway is up
+        self.kill_due = anyio.Event()
+        self.sent: set[str] = set()
+        self.answered: dict[str, int] = {}  # nonce → the generation that answered it
+        self.lost: set[str] = set()  # failed, and a kill came while in flight
+        self.unexpected: list[str] = []  # failed with no kill to blame
+        self.killed_at: tuple[float, int] | None = None  # (seconds into the load, responses)
+        self.restart_seconds: float | None = None
+
+    async def wait_up(self) -> None:
+        while self.restarted is not None:
+            await self.restarted.wait()
+
+
+async def audit_client(load: AuditLoad, c: int) -> None:
+    """Client `c`: its own HTTP client (connections), sequential `tools/call`s of `fake__echo`,
+    each with a new nonce, until the load has its responses. A failed call is never resent:
+    the next one has a new nonce."""
+    headers = {**bearer(TOKENS["alice"]), "Accept": ACCEPT}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0), trust_env=False) as http:
+        await audit_calls(load, http, c)
+
+
+async def audit_calls(load: AuditLoad, http: httpx2.AsyncClient, c: int) -> None:
+    n = in_a_row = 0
+    while len(load.answered) < AUDIT_RESPONSES:
+        await load.wait_up()
+        n += 1
+        nonce = f"c{c}-{n}"
+        generation, url = load.generation, load.url
+        load.sent.add(nonce)
+        body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "fake__echo", "arguments": {"text": nonce}}}
+        why = None
+        try:
+            r = await http.post(url, json=body)
+            if r.status_code != 200:
+                why = f"status {r.status_code}: {short(r.text, 200)}"
+            else:
+                answer = next((m for m in jsonrpc_messages(r.content) if m.get("id") == n), None)
+                result = (answer or {}).get("result") or {}
+                if result.get("isError") is not False or texts(result) != nonce:
+                    why = f"not the echo of {nonce}: {short(r.text, 300)}"
+        except httpx2.HTTPError as e:
+            why = describe(e)
+        if why is None:
+            load.answered[nonce] = generation
+            in_a_row = 0
+            if len(load.answered) >= AUDIT_KILL_AT:
+                load.kill_due.set()
+            continue
+        if load.generation != generation or load.restarted is not None:
+            load.lost.add(nonce)  # in flight at the kill
+        else:
+            load.unexpected.append(f"{nonce}: {why}")
+        in_a_row += 1
+        expect(in_a_row <= AUDIT_RETRIES, f"client {c}: {in_a_row} failed calls in a row, the last {nonce}: {why}")
+
+
+async def audit_killer(load: AuditLoad, gateways: list[AuthGateway], config: Path, tmp: Path,
+                       began: float) -> None:
+    """At AUDIT_KILL_AT responses: SIGKILL the gateway, start it again on the same config
+    (another port), and point the clients at it."""
+    await load.kill_due.wait()
+    old = gateways[-1]
+    load.restarted = anyio.Event()
+    load.generation += 1
+    old.proc.kill()  # SIGKILL, to our own child's PID
+    load.killed_at = (time.monotonic() - began, len(load.answered))
+    t = time.monotonic()
+    code, left = await anyio.to_thread.run_sync(old.stop)  # reaps it; its upstream exits on EOF
+    expect(code == -signal.SIGKILL, f"the killed gateway exited with {code}")
+    expect(not left, f"processes of the killed gateway's group still alive 10 s later: {left}")
+    new = AuthGateway("audit", config, tmp, extra=["--stateless"])
+    new.stderr_path = tmp / f"{config.stem}.restarted.gateway.stderr"
+    gateways.append(new)
+    await new.start()
+    load.restart_seconds = time.monotonic() - t
+    load.url = new.url
+    restarted, load.restarted = load.restarted, None
+    restarted.set()
+
+
+async def check_audit_survives_kill(tmp: Path, gateways: list[AuthGateway], shutdown: dict) -> None:
+    """The audit log's promise: under load (AUDIT_CLIENTS clients, AUDIT_RESPONSES calls)
+    with the gateway SIGKILLed once and restarted on the same file, every call that got a
+    response has exactly one line, and no line is torn. Stateless HTTP: every request stands
+    alone, so a client only has to move to the new URL after the restart."""
+    log = tmp / "production-audit.jsonl"
+    auth = f'[auth]\ntokens = [{{ principal = "alice", sha256 = "{sha256(TOKENS["alice"])}", scopes = ["tools"] }}]\n'
+    config = write_config(tmp, "audit", auth, f'[audit]\npath = "{log.name}"\narguments = true\n')
+    first = AuthGateway("audit", config, tmp, extra=["--stateless"])
+    gateways.append(first)
+    await first.start()
+    load = AuditLoad(first.url)
+    began = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(audit_killer, load, gateways, config, tmp, began)
+        async with anyio.create_task_group() as clients:
+            for c in range(AUDIT_CLIENTS):
+                clients.start_soon(audit_client, load, c)
+        tg.cancel_scope.cancel()  # the killer, if the load ended before it ran
+    load_seconds = time.monotonic() - began
+    code, left = await anyio.to_thread.run_sync(gateways[-1].stop)  # SIGINT
+    shutdown["audit"] = (code, left, gateways[-1])
+    expect(load.killed_at is not None and load.restart_seconds is not None,
+           f"the gateway was not killed and restarted ({len(load.answered)} responses)")
+    expect(len(load.answered) >= AUDIT_RESPONSES, f"only {len(load.answered)} responses")
+
+    summary, problems = audit_findings(log.read_bytes(), load, load_seconds)
+    print(f"# {P}/audit_survives_kill: {summary}", flush=True)
+    expect(not problems, "; ".join(problems) + f" ({summary})")
+
+
+def audit_findings(data: bytes, load: AuditLoad, load_seconds: float) -> tuple[str, list[str]]:
+    """The numbers of the audit file `data` after `load`, and what is wrong with it."""
+    # Every line whole JSON, the last one ended.
+    raw = data.split(b"\n")
+    tail = raw.pop()  # b"" when the file ends with a newline
+    torn = [] if tail == b"" else [f"last line without a newline: {short(tail.decode(errors='replace'), 200)}"]
+    lines: list[dict] = []
+    for i, text in enumerate(raw, 1):
+        try:
+            line = json.loads(text)
+            expect(isinstance(line, dict), "not an object")
+            lines.append(line)
+        except (ValueError, CheckFailed):
+            torn.append(f"line {i}: {short(text.decode(errors='replace'), 200)}")
+    per_nonce: dict[str, list[dict]] = {}
+    for line in lines:
+        per_nonce.setdefault(str((line.get("arguments") or {}).get("text")), []).append(line)
+    missing = [n for n in load.answered if n not in per_nonce]
+    doubled = {n: len(ls) for n, ls in per_nonce.items() if len(ls) > 1}
+    strangers = [n for n in per_nonce if n not in load.sent]
+    unanswered = [n for n in per_nonce if n in load.sent and n not in load.answered]
+    principals = {line.get("principal") for line in lines}
+    wrong = [short(ls[0], 300) for n, ls in per_nonce.items() if n in load.answered and not (
+        ls[0].get("tool") == "fake__echo" and ls[0].get("decision") == "allow" and ls[0].get("code") is None)]
+    # The lines of calls each gateway answered carry that gateway's instance, and they differ:
+    # the restarted gateway appended to the file the killed one wrote.
+    instances = [{ls[0].get("instance") for n, ls in per_nonce.items() if load.answered.get(n) == gen}
+                 for gen in (0, 1)]
+    calls = {(line.get("session"), line.get("call_id")) for line in lines}
+    summary = (f"{len(load.answered)} responses ({len(load.sent)} calls sent, {len(load.lost)} lost at the kill, "
+               f"{len(load.unexpected)} other failures), {len(lines)} lines, {len(unanswered)} lines of calls "
+               f"without a response, {len(torn)} torn; killed after {load.killed_at[0]:.1f} s at "
+               f"{load.killed_at[1]} responses, restarted in {load.restart_seconds:.1f} s; load {load_seconds:.1f} s "
+               f"({len(load.answered) / load_seconds:.0f} calls/s); {len(calls)} distinct (session, call_id)")
+    problems = []
+    if torn:
+        problems.append(f"{len(torn)} torn lines, e.g. {torn[:3]}")
+    if missing:
+        problems.append(f"{len(missing)} answered calls have no line, e.g. {sorted(missing)[:5]}")
+    if doubled:
+        problems.append(f"{len(doubled)} calls have more than one line, e.g. {dict(list(doubled.items())[:5])}")
+    if strangers:
+        problems.append(f"{len(strangers)} lines of no call sent, e.g. {strangers[:5]}")
+    if principals != {"alice"}:
+        problems.append(f"principals {sorted(map(str, principals))}, expected only alice")
+    if wrong:
+        problems.append(f"{len(wrong)} lines of answered calls are not allow/fake__echo/no code, e.g. {wrong[:2]}")
+    if not (len(instances[0]) == len(instances[1]) == 1 and instances[0] != instances[1]):
+        problems.append(f"instances of the lines before/after the kill: {instances}")
+    if load.unexpected:
+        problems.append(f"{len(load.unexpected)} calls failed with no kill in flight, e.g. {load.unexpected[:3]}")
+    return summary, problems
+
+
+async def run_check_within(name: str, timeout: float, fn, *args) -> None:
+    """`run_check` with another failure guard (the load runs longer than CHECK_TIMEOUT)."""
+    try:
+        with anyio.fail_after(timeout):
+            await fn(*args)
+    except TimeoutError:
+        record(name, f"timed out after {timeout}s (failure guard)")
+        return
+    except Exception as e:  # noqa: BLE001 - a crashing check is a failed check
+        record(name, short(describe(e), 1500))
+        return
+    record(name, None)
+
+
+async def run_audit(tmp: Path) -> None:
+    gateways: list[AuthGateway] = []
+    shutdown: dict = {}
+    try:
+        await run_check_within(f"{P}/audit_survives_kill", AUDIT_TIMEOUT, check_audit_survives_kill,
+                               tmp, gateways, shutdown)
+    finally:
+        for g in gateways:  # left running by a failure
+            if g.proc is not None and g.proc.poll() is None:
+                g.stop()
+    if "audit" in shutdown:
+        code, left, g = shutdown["audit"]
+        detail = None
+        if code != 0:
+            detail = f"exit code {code} after SIGINT (expected 0); stderr: {g.stderr_tail()}"
+        elif left:
+            detail = f"processes of the gateway's group still alive 10 s after it exited: {left}"
+        record(f"{P}/shutdown_audit", detail)
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -692,6 +910,7 @@ async def run_all(tmp: Path, issuer: Issuer) -> None:
     await run_check(f"{P}/non_loopback_without_auth_refused", check_non_loopback_refused, tmp, issuer)
     await run_check(f"{P}/non_loopback_insecure_no_auth", check_non_loopback_insecure, tmp, issuer)
     await run_check(f"{P}/loopback_without_auth", check_loopback_no_auth, tmp, issuer)
+    await run_audit(tmp)
 
 
 async def main() -> int:

@@ -23,6 +23,9 @@ Misbehaviours, selected by the FAKE_MCP_MODE environment variable or the first a
   of one character each;
 - `rug_pull`: adds a tool `rug_pull` that rewrites `echo`'s description, then sends
   notifications/tools/list_changed (a server that re-aims a tool after it was approved).
+- `resources`: also offers resources (`fake://notes/1`, `fake://secret/1`), the template
+  `fake://notes/{id}` (a read of `fake://notes/N` answers `note N`), and the prompt
+  `greet` {who} ("Hello <who>").
 The description of `echo` is FAKE_MCP_ECHO_DESCRIPTION when that variable is set.
 
 With the mode `http`, it serves streamable HTTP instead (stateless, every answer a JSON
@@ -179,11 +182,27 @@ for line in sys.stdin:
     rid = msg.get("id")
     params = msg.get("params") or {}
     if method == "initialize":
+        capabilities = {"tools": {"listChanged": True}}
+        if "resources" in MODES:
+            capabilities.update({"resources": {}, "prompts": {}})
         result(rid, {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {"listChanged": True}},
+            "capabilities": capabilities,
             "serverInfo": {"name": "fake", "version": "1"},
         })
+    elif method == "resources/list" and "resources" in MODES:
+        result(rid, {"resources": [{"uri": "fake://notes/1", "name": "note1", "mimeType": "text/plain"},
+                                   {"uri": "fake://secret/1", "name": "secret1"}]})
+    elif method == "resources/templates/list" and "resources" in MODES:
+        result(rid, {"resourceTemplates": [{"uriTemplate": "fake://notes/{id}", "name": "note"}]})
+    elif method == "resources/read" and "resources" in MODES:
+        uri = params.get("uri", "")
+        result(rid, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "note " + uri.rsplit("/", 1)[-1]}]})
+    elif method == "prompts/list" and "resources" in MODES:
+        result(rid, {"prompts": [{"name": "greet", "arguments": [{"name": "who", "required": True}]}]})
+    elif method == "prompts/get" and "resources" in MODES:
+        who = (params.get("arguments") or {}).get("who", "")
+        result(rid, {"messages": [{"role": "user", "content": {"type": "text", "text": "Hello " + who}}]})
     elif method == "tools/list":
         if not stalling_list():
             result(rid, {"tools": listed_tools()})

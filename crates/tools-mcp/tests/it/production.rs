@@ -278,3 +278,85 @@ decision = "allow"
     shutdown.cancel();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_resources_and_prompts_pass_through_under_the_policy_and_audit() {
+    let dir = scratch("resources");
+    let text = format!(
+        r#"
+[servers.fake]
+command = ["python3", {script:?}]
+env = {{ FAKE_MCP_MODE = "resources" }}
+
+[policy]
+deny = ["fake__fake://secret/*"]
+
+[audit]
+path = "audit.jsonl"
+"#,
+        script = fake_server_script()
+    );
+    let config = GatewayConfig::parse(&text, &dir.join("gateway.toml")).unwrap();
+    let gateway = guarded(Gateway::start(&config)).await.unwrap();
+    let c = connect(gateway.front(), TestClient::plain()).await;
+    let resources = guarded(c.client.list_all_resources()).await.unwrap();
+    let listed: Vec<(String, String)> = resources
+        .iter()
+        .map(|r| (r.uri.clone(), r.name.clone()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("fake://notes/1".to_owned(), "fake__note1".to_owned()),
+            ("fake://secret/1".to_owned(), "fake__secret1".to_owned())
+        ]
+    );
+    let templates = guarded(c.client.list_all_resource_templates())
+        .await
+        .unwrap();
+    assert_eq!(templates[0].uri_template, "fake://notes/{id}");
+    let read = |uri: &str| {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let client = c.client.peer().clone();
+        async move { guarded(client.read_resource(params)).await }
+    };
+    let note = read("fake://notes/1").await.unwrap();
+    assert!(serde_json::to_string(&note).unwrap().contains("note 1"));
+    // Through the template, never listed by URI.
+    let note = read("fake://notes/7").await.unwrap();
+    assert!(serde_json::to_string(&note).unwrap().contains("note 7"));
+    let denied = read("fake://secret/1").await.unwrap_err().to_string();
+    assert!(denied.contains("denied by the gateway policy"), "{denied}");
+    let unknown = read("other://x").await.unwrap_err().to_string();
+    assert!(unknown.contains("no upstream server lists"), "{unknown}");
+    let prompts = guarded(c.client.list_all_prompts()).await.unwrap();
+    assert_eq!(prompts[0].name, "fake__greet");
+    let mut params = rmcp::model::GetPromptRequestParams::new("fake__greet");
+    params.arguments = json!({"who": "ann"}).as_object().cloned();
+    let prompt = guarded(c.client.peer().get_prompt(params)).await.unwrap();
+    assert!(
+        serde_json::to_string(&prompt)
+            .unwrap()
+            .contains("Hello ann")
+    );
+    let kinds: Vec<(String, String)> = audit_lines(&dir)
+        .iter()
+        .map(|l| {
+            (
+                l["kind"].as_str().unwrap_or("call").to_owned(),
+                l["decision"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let pairs = |k: &str, d: &str| (k.to_owned(), d.to_owned());
+    assert_eq!(
+        kinds,
+        [
+            pairs("resource", "allow"),
+            pairs("resource", "allow"),
+            pairs("resource", "deny"),
+            pairs("prompt", "allow")
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
