@@ -7,6 +7,7 @@ mod client;
 mod error;
 pub mod gateway;
 pub mod limits;
+pub mod otel;
 pub mod pins;
 mod server;
 mod wire;

@@ -138,13 +138,16 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    // The subscriber (and the exporter, whose HTTP client runs on a thread of its own)
+    // start before the async runtime, and the exporter is flushed after it.
+    let config = GatewayConfig::load(&args.config);
+    let exporter = match init_tracing(config.as_ref().ok().and_then(|c| c.otel.as_ref())) {
+        Ok(exporter) => exporter,
+        Err(e) => {
+            eprintln!("tools-mcp: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -155,7 +158,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args)) {
+    let served = match config {
+        Ok(config) => runtime.block_on(serve(args, config)),
+        Err(e) => Err(e),
+    };
+    drop(runtime);
+    if let Some(exporter) = exporter {
+        exporter.shutdown();
+    }
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tools-mcp: {e}");
@@ -164,9 +175,63 @@ fn main() -> ExitCode {
     }
 }
 
+/// The log subscriber (stderr, `RUST_LOG`, default `warn`), and the OTLP exporter when
+/// `[otel]` or `OTEL_EXPORTER_OTLP_ENDPOINT` asks for one (feature `otel`).
+#[cfg(feature = "otel")]
+fn init_tracing(
+    otel: Option<&tools_mcp::otel::OtelConfig>,
+) -> Result<Option<tools_mcp::otel::Exporter>, tools_mcp::Error> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        );
+    let from_env = [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ]
+    .iter()
+    .any(|key| std::env::var_os(key).is_some_and(|v| !v.is_empty()));
+    let wanted = otel.cloned().or_else(|| from_env.then(Default::default));
+    match wanted {
+        None => {
+            let _ = tracing_subscriber::registry().with(logs).try_init();
+            Ok(None)
+        }
+        Some(config) => {
+            let (exporter, layer) = tools_mcp::otel::Exporter::start(&config)?;
+            // Spans at INFO and above go to the exporter whatever RUST_LOG says.
+            let layer = layer.with_filter(tracing_subscriber::filter::LevelFilter::INFO);
+            let _ = tracing_subscriber::registry()
+                .with(logs)
+                .with(layer)
+                .try_init();
+            Ok(Some(exporter))
+        }
+    }
+}
+
+/// The log subscriber (stderr, `RUST_LOG`, default `warn`).
+#[cfg(not(feature = "otel"))]
+fn init_tracing(
+    _otel: Option<&tools_mcp::otel::OtelConfig>,
+) -> Result<Option<tools_mcp::otel::Exporter>, tools_mcp::Error> {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .try_init();
+    Ok(None)
+}
+
 #[allow(clippy::print_stderr, clippy::disallowed_macros)]
-async fn run(args: Args) -> Result<(), tools_mcp::Error> {
-    let config = GatewayConfig::load(&args.config)?;
+async fn serve(args: Args, config: GatewayConfig) -> Result<(), tools_mcp::Error> {
     if args.check {
         eprintln!(
             "tools-mcp: {} is valid ({} servers)",

@@ -321,6 +321,9 @@ pub(crate) struct ExecState {
     /// The token of the first dispatch's body (when no wrapper replaced the caller's
     /// token), made if the body asks for it.
     pub(crate) body_token: BodyToken,
+    /// The span the pipeline opened for a Code Mode sub-call (the runtime opens the span of
+    /// a call it is given) and when it started; `None` without one, or when disabled.
+    pub(crate) span: Option<(tracing::Span, std::time::Instant)>,
 }
 
 /// The body of the execution's first dispatch gets its token from here, made on demand.
@@ -373,6 +376,13 @@ impl Execution {
     /// Mode sub-calls; `None` for a call the host made without one.
     pub fn principal(&self) -> Option<&Arc<Principal>> {
         self.channels.principal.as_ref()
+    }
+
+    /// The span the pipeline opened for this Code Mode sub-call (see [`crate::trace`]),
+    /// when one is being recorded; a call the host gave has the span its runtime opened
+    /// around it (the current span while its hooks run).
+    pub fn span(&self) -> Option<&tracing::Span> {
+        self.state.span.as_ref().map(|(span, _)| span)
     }
 
     /// The client session the call came in on ([`ToolCall::with_session`]).

@@ -15,6 +15,7 @@ mod stage;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
+pub mod trace;
 
 pub use approval::{
     Approval, ApprovalOutcome, ApprovalRequest, ApprovalStore, MemoryApprovalStore,

@@ -134,7 +134,27 @@ impl ImportedTool {
         .body(move |args: JsonValue, ctx: RunContext| {
             let (inner, original, server) =
                 (inner.clone(), Arc::clone(&original), Arc::clone(&server));
-            async move { call(inner, &server, original, args, ctx, structured).await }
+            async move {
+                // The client side of the request: a child of the call's own span.
+                let span = crate::otel::client_span(&server, &original);
+                let result = tracing::Instrument::instrument(
+                    call(
+                        inner,
+                        &server,
+                        original,
+                        args,
+                        ctx,
+                        structured,
+                        span.clone(),
+                    ),
+                    span.clone(),
+                )
+                .await;
+                if let Err(e) = &result {
+                    crate::otel::record_error(&span, e.code().map_or("ERROR", |c| c.as_str()));
+                }
+                result
+            }
         });
         if read_only {
             builder = builder.read_only();
@@ -159,6 +179,7 @@ async fn call(
     args: JsonValue,
     ctx: RunContext,
     structured: Structured,
+    span: tracing::Span,
 ) -> Result<Value, ToolError> {
     let unavailable = |why: &str| {
         ToolError::custom(
@@ -180,9 +201,15 @@ async fn call(
     let Some(inner) = inner.upgrade() else {
         return Err(unavailable("its import was dropped"));
     };
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-        CallToolRequestParams::new(original.to_string()).with_arguments(arguments),
-    ));
+    let mut params = CallToolRequestParams::new(original.to_string()).with_arguments(arguments);
+    if !span.is_disabled() {
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        crate::otel::inject(&span, &mut meta);
+        if !meta.0.is_empty() {
+            params.meta = Some(meta);
+        }
+    }
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let cancelled = ctx.cancellation().clone();
     // Reaching the server (an automatic restart included) and sending the request.
     let sending = async {

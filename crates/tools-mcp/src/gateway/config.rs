@@ -11,7 +11,7 @@ use toml::Spanned;
 use tools_runtime::tools::PresentationMode;
 
 use super::path::normalize_path;
-use super::sections::{self, RawAudit, RawAuth, RawLimit, RawPins};
+use super::sections::{self, RawAudit, RawAuth, RawLimit, RawOtel, RawPins};
 use crate::audit::AuditConfig;
 use crate::auth::AuthConfig;
 use crate::{Error, ServerSpec, check_server_name};
@@ -72,6 +72,7 @@ struct RawConfig {
     #[serde(default)]
     limits: BTreeMap<Spanned<String>, Spanned<RawLimit>>,
     pins: Option<RawPins>,
+    otel: Option<RawOtel>,
 }
 
 #[derive(Default, Deserialize)]
@@ -380,6 +381,9 @@ pub struct GatewayConfig {
     pub limits: Vec<crate::limits::Limit>,
     /// The pin file and what a changed tool gets (`[pins]`); `None`: no pins.
     pub pins: Option<(PathBuf, crate::pins::OnChange)>,
+    /// Where spans go (`[otel]`); `None`: only where `OTEL_EXPORTER_OTLP_ENDPOINT` says, if
+    /// set.
+    pub otel: Option<crate::otel::OtelConfig>,
 }
 
 impl GatewayConfig {
@@ -627,7 +631,9 @@ impl GatewayConfig {
         let audit = sections::audit(raw.audit, &base, &at)?;
         let limits = sections::limits(raw.limits, &at)?;
         let pins = sections::pins(raw.pins, &base, &at)?;
+        let otel = sections::otel(raw.otel, &at)?;
         Ok(GatewayConfig {
+            otel,
             pins,
             limits,
             auth,

@@ -103,6 +103,9 @@ impl Gateway {
             config.limits.clone(),
         )));
         hooks.push(runtime.on_execute(crate::limits::hook(Arc::clone(&limits))));
+        if config.otel.as_ref().is_some_and(|o| o.capture_content) {
+            hooks.push(runtime.on_result(record_content));
+        }
         hooks.push(
             runtime.on_pre_execute(policy::hook(Arc::clone(&shared_policy), registry.clone())),
         );
@@ -323,6 +326,24 @@ impl Gateway {
         }
         self.front.serve_http(listener, &options, shutdown).await
     }
+}
+
+/// Records a call's arguments and result on its `execute_tool` span (`[otel]
+/// capture_content`): the sub-call's own span, or for a call the runtime was given the
+/// span it runs in.
+fn record_content(exec: &tools_runtime::hooks::Execution, result: &tools_runtime::ToolResult) {
+    let span = match exec.span() {
+        Some(span) => span.clone(),
+        None if exec.parent().is_none() => tracing::Span::current(),
+        None => return,
+    };
+    if span.is_disabled() {
+        return;
+    }
+    let arguments = serde_json::to_string(exec.arguments().as_value()).unwrap_or_default();
+    span.record("gen_ai.tool.call.arguments", arguments);
+    let result = serde_json::to_string(&result.to_json()).unwrap_or_default();
+    span.record("gen_ai.tool.call.result", result);
 }
 
 /// The code runtime of `language`, if this build has its engine.

@@ -404,3 +404,41 @@ pub(super) fn pins(
     }
     Ok(Some((base.join(raw.path.get_ref()), raw.on_change)))
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOtel {
+    endpoint: Option<Spanned<String>>,
+    service_name: Option<String>,
+    #[serde(default)]
+    capture_content: bool,
+}
+
+/// `[otel]`: where spans go.
+pub(super) fn otel(
+    raw: Option<RawOtel>,
+    at: At<'_>,
+) -> Result<Option<crate::otel::OtelConfig>, Error> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let mut config = crate::otel::OtelConfig {
+        capture_content: raw.capture_content,
+        ..crate::otel::OtelConfig::default()
+    };
+    if let Some(endpoint) = raw.endpoint {
+        let text = endpoint.get_ref();
+        if !(text.starts_with("http://") || text.starts_with("https://")) {
+            return Err(at(
+                endpoint.span(),
+                "otel.endpoint",
+                format!("{text:?} is not an http(s) URL like `http://127.0.0.1:4318`"),
+            ));
+        }
+        config.endpoint = Some(endpoint.into_inner());
+    }
+    if let Some(name) = raw.service_name {
+        config.service_name = name;
+    }
+    Ok(Some(config))
+}

@@ -262,7 +262,14 @@ impl McpSession {
         if let Some(principal) = principal_of(&context) {
             call = call.with_principal(principal);
         }
-        if let Some(session) = session_of(&context) {
+        let session = session_of(&context);
+        let span = crate::otel::server_span(
+            &request.name,
+            session.as_deref(),
+            &context.id.to_string(),
+            &context.meta,
+        );
+        if let Some(session) = session {
             call = call.with_session(session);
         }
         let progress = context
@@ -278,7 +285,10 @@ impl McpSession {
         let structured = runtime
             .get(&request.name, Some(&self.agent))
             .map_or(Structured::None, |def| wire::structured_of(&def));
-        let result = runtime.execute(call).await;
+        let result = tracing::Instrument::instrument(runtime.execute(call), span.clone()).await;
+        if let Some(code) = result.code().filter(|_| result.is_error()) {
+            crate::otel::record_error(&span, code.as_str());
+        }
         if let Some(progress) = progress {
             progress.flush().await;
         }

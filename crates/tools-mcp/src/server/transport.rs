@@ -475,6 +475,13 @@ impl McpServer {
         shutdown: CancellationToken,
     ) -> Result<(), Error> {
         let router = self.router(options, shutdown.clone());
+        // Every answer goes out at once: without TCP_NODELAY, the second write of an event
+        // stream waits for the client's delayed ACK (40 ms on Linux) under Nagle's algorithm.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::warn!(error = %e, "TCP_NODELAY could not be set on a connection");
+            }
+        });
         axum::serve(listener, router)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await

@@ -26,7 +26,9 @@ Misbehaviours, selected by the FAKE_MCP_MODE environment variable or the first a
 - `resources`: also offers resources (`fake://notes/1`, `fake://secret/1`), the template
   `fake://notes/{id}` (a read of `fake://notes/N` answers `note N`), and the prompt
   `greet` {who} ("Hello <who>").
-The description of `echo` is FAKE_MCP_ECHO_DESCRIPTION when that variable is set.
+The description of `echo` is FAKE_MCP_ECHO_DESCRIPTION when that variable is set; with
+FAKE_MCP_META_LOG set, the `_meta` of every tools/call is appended to that file (one JSON
+line each).
 
 With the mode `http`, it serves streamable HTTP instead (stateless, every answer a JSON
 body, no event stream) on a loopback port of its own, whose number is the first line it
@@ -211,6 +213,9 @@ for line in sys.stdin:
     elif method == "tools/call":
         name = params.get("name")
         args = params.get("arguments") or {}
+        if os.environ.get("FAKE_MCP_META_LOG"):
+            with open(os.environ["FAKE_MCP_META_LOG"], "a") as f:
+                f.write(json.dumps(params.get("_meta") or {}) + "\n")
         if name == "huge" and "huge_result" in MODES:
             send_huge(rid)
         elif name == "many" and "many_blocks" in MODES:

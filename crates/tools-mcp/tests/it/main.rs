@@ -8,6 +8,8 @@
 mod config;
 mod front;
 mod import;
+#[cfg(all(feature = "otel", feature = "quickjs"))]
+mod otel;
 mod production;
 mod support;
 mod upstream;

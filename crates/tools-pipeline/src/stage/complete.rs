@@ -151,6 +151,9 @@ fn finish(
     }
     #[cfg(feature = "test-util")]
     shared.probe(exec, Probe::Published);
+    if let Some((span, started)) = &exec.state.span {
+        crate::trace::record_outcome(span, &result, *started);
+    }
     for (scope, observer) in &stacks.observers {
         if !exec.is_seen_by(scope.as_ref()) {
             continue;

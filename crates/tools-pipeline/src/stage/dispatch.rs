@@ -26,7 +26,15 @@ pub(crate) async fn dispatch(shared: &Shared, ready: Ready) -> Pending {
     let request = DispatchRequest::new(Arc::clone(&exec), Arc::clone(&stacks));
     // Lazy, so that a hook that panics while building its future is caught too.
     let run = async { Next::run_stack(&stacks.dispatch, request).await };
-    let result = match CatchUnwind::new(run).await {
+    // A sub-call's body runs in its span (an upstream request it makes is a child of it);
+    // a call without one pays nothing for it.
+    let caught = match &exec.state.span {
+        Some((span, _)) => {
+            tracing::Instrument::instrument(CatchUnwind::new(run), span.clone()).await
+        }
+        None => CatchUnwind::new(run).await,
+    };
+    let result = match caught {
         Ok(Ok(result)) => result,
         Ok(Err(err)) => return Pending::new(exec, stacks, ToolResult::failure(err), false),
         Err(panic) => {

@@ -192,6 +192,13 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
             (None, Some(view), false, generation)
         }
     };
+    // A sub-call's span, a child of the `run_code` call's (the current span here).
+    let span = if has_parent {
+        let span = crate::trace::call_span(&call);
+        (!span.is_disabled()).then(|| (span, std::time::Instant::now()))
+    } else {
+        None
+    };
     let caller = call.cancel;
     let pre_aborted = caller.as_ref().is_some_and(CancellationToken::is_cancelled);
     let (arguments, arguments_error) = match call.arguments {
@@ -229,6 +236,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
         state: ExecState {
             finalizer,
             resolved_in: generation,
+            span,
             ..ExecState::default()
         },
     });
