@@ -85,7 +85,8 @@ commands:
   mcp-blackbox [--bench]
                         drive the MCP gateway with real MCP clients and servers (pinned
                         PyPI and npm installs under target/mcp-blackbox); --bench: measure
-                        its overhead against a direct call
+                        its overhead against a direct call, over stdio and over HTTP
+                        beside mcp-proxy
   publish-check [--no-verify]
                         cargo package --workspace (each crate built from its package, in
                         dependency order), then cargo-semver-checks against the last v* tag

@@ -2,7 +2,8 @@
 //! clients and servers nobody here wrote (the Python SDK's `ClientSession`, the MCP
 //! Inspector CLI, `mcp-server-time`, `@modelcontextprotocol/server-everything`), installed
 //! at pinned versions under `target/mcp-blackbox`. `--bench` then measures the gateway's
-//! overhead against calling the same server directly.
+//! overhead against calling the same server directly, over stdio (`bench.py`) and over
+//! streamable HTTP beside the npm proxy `mcp-proxy` (`bench_http.py`).
 
 use std::path::Path;
 use std::process::Command;
@@ -20,10 +21,13 @@ const PYPI: [(&str, &str); 4] = [
     ("cryptography", "51.0.1"),
 ];
 /// npm: the Inspector's CLI (0.15.0 is the last release that runs on Node 20; later ones
-/// need Node 22) and the reference "everything" server.
-const NPM: [(&str, &str); 2] = [
+/// need Node 22), the reference "everything" server, and the most downloaded stdio-to-HTTP
+/// MCP proxy, which `bench_http.py` sets beside the gateway (docs/benchmarks.md says how it
+/// was chosen).
+const NPM: [(&str, &str); 3] = [
     ("@modelcontextprotocol/inspector", "0.15.0"),
     ("@modelcontextprotocol/server-everything", "2026.8.31"),
+    ("mcp-proxy", "6.7.19"),
 ];
 
 /// `cargo xtask mcp-blackbox [--bench]`.
@@ -60,6 +64,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 "MCP_INSPECTOR_JS",
                 modules.join("inspector/cli/build/index.js"),
             )
+            .env(
+                "MCP_PROXY_JS",
+                node.join("node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs"),
+            )
             .current_dir(&root);
     };
     let mut blackbox = Command::new(&python);
@@ -83,11 +91,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "tools-mcp",
         ]);
         run_step("cargo build --release -p tools-mcp", release)?;
-        let mut measure = Command::new(&python);
-        measure.arg(script("bench.py"));
-        configure(&mut measure);
-        measure.env("TOOLS_MCP_BIN", target.join("release/tools-mcp"));
-        run_step("crates/tools-mcp/tests/blackbox/bench.py", measure)?;
+        for name in ["bench.py", "bench_http.py"] {
+            let mut measure = Command::new(&python);
+            measure.arg(script(name));
+            configure(&mut measure);
+            measure.env("TOOLS_MCP_BIN", target.join("release/tools-mcp"));
+            run_step(&format!("crates/tools-mcp/tests/blackbox/{name}"), measure)?;
+        }
     }
     Ok(())
 }

@@ -38,6 +38,10 @@ BIN = os.environ.get("TOOLS_MCP_BIN", str(TARGET / "debug" / "tools-mcp"))
 TIME_SERVER = os.environ.get("MCP_PYTHON_SERVER_TIME", str(INSTALLED / "venv" / "bin" / "mcp-server-time"))
 EVERYTHING_JS = os.environ.get("MCP_EVERYTHING_JS", str(MODULES / "server-everything" / "dist" / "index.js"))
 INSPECTOR_JS = os.environ.get("MCP_INSPECTOR_JS", str(MODULES / "inspector" / "cli" / "build" / "index.js"))
+# The stdio-to-HTTP proxy bench_http.py sets beside the gateway.
+MCP_PROXY_JS = os.environ.get(
+    "MCP_PROXY_JS", str(INSTALLED / "node" / "node_modules" / "mcp-proxy" / "dist" / "bin" / "mcp-proxy.mjs")
+)
 # The standard-library MCP server the crate's Rust tests also use.
 FAKE_SERVER = ROOT / "crates" / "tools-mcp" / "tests" / "data" / "fake_mcp_server.py"
 NODE = os.environ.get("NODE", "node")
