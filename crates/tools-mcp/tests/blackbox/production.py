@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Black-box tests of the gateway's HTTP authentication (`[auth]`): static bearer tokens,
 JWTs of a test issuer checked against its JWKS, identity policy rules, sessions bound to
-their principal, the health endpoints, and the start-up refusals.
+their principal, the health endpoints, and the start-up refusals; and, behind static tokens,
+tool pins (`[pins]`), rate limits (`[limits]`), the upstream's resources and prompts, and the
+audit log surviving a SIGKILL under load.
 
 Runs with a Python that has `mcp` 2.3.x, `PyJWT` and `cryptography`. Every check prints
 `ok production/<name>` or `FAIL production/<name>: <detail>`; the exit status is 1 if any
@@ -30,6 +32,7 @@ import httpx2  # noqa: E402  (the HTTP client the SDK itself uses)
 import jwt  # noqa: E402  (PyJWT)
 from cryptography.hazmat.primitives.asymmetric import ec, rsa  # noqa: E402
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm  # noqa: E402
+from mcp import MCPError  # noqa: E402
 
 P = "production"
 AUDIENCE = "http://gw.test/mcp"
@@ -248,10 +251,13 @@ class AuthGateway(Gateway):
         return await http("POST", self.url, {**bearer(token), **(headers or {})}, body)
 
 
-def write_config(tmp: Path, name: str, auth: str, policy: str = "") -> Path:
+def write_config(tmp: Path, name: str, auth: str, policy: str = "", mode: str | None = None) -> Path:
+    """The config `production-<name>.toml`: the fake server (in FAKE_MCP_MODE `mode`, if
+    given), then `auth` and `policy` (any further sections)."""
     fake = toml_list([PYTHON, str(FAKE_SERVER)])
+    env = f"env = {{ FAKE_MCP_MODE = {json.dumps(mode)} }}\n" if mode else ""
     p = tmp / f"production-{name}.toml"
-    p.write_text(f'mode = "native"\n[servers.fake]\ncommand = {fake}\n{auth}{policy}')
+    p.write_text(f'mode = "native"\n[servers.fake]\ncommand = {fake}\n{env}{auth}{policy}')
     return p
 
 
@@ -613,6 +619,164 @@ async def check_loopback_no_auth(tmp: Path, issuer: Issuer) -> None:
         g.stop()
 
 
+# ---------------------------------------------------------------- pins, limits, resources and prompts
+
+POLL_DEADLINE = 15.0  # failure guard of each wait for the gateway to catch up (polled)
+
+
+def static_auth() -> str:
+    return "[auth]\n" + static_tokens()
+
+
+@contextlib.asynccontextmanager
+async def own_gateway(name: str, config: Path, tmp: Path):
+    """A gateway of one check: started, yielded, then stopped by SIGINT, which must end it
+    with exit 0 and leave no process of its group alive (a failed check just stops it)."""
+    g = AuthGateway(name, config, tmp)
+    try:
+        await g.start()
+        yield g
+    except BaseException:
+        g.stop()
+        raise
+    code, left = await anyio.to_thread.run_sync(g.stop)
+    expect(code == 0, f"the {name} gateway exited with {code} after SIGINT (expected 0); stderr: {g.stderr_tail()}")
+    expect(not left, f"processes of the {name} gateway's group still alive 10 s after it exited: {left}")
+
+
+async def poll(what: str, probe, deadline: float = POLL_DEADLINE):
+    """Awaits `probe()` until it returns something other than None (returned), every
+    50 ms; `probe` raises CheckFailed on an answer that is wrong rather than early. The
+    deadline only guards against a gateway that never gets there."""
+    until = time.monotonic() + deadline
+    while True:
+        got = await probe()
+        if got is not None:
+            return got
+        if time.monotonic() > until:
+            raise CheckFailed(f"{what}: not within {deadline:.0f} s")
+        await anyio.sleep(0.05)
+
+
+async def listed(s: ClientSession) -> dict[str, dict]:
+    return {t.name: dump(t) for t in (await s.list_tools()).tools}
+
+
+async def check_pins_withhold_then_approve(tmp: Path, issuer: Issuer) -> None:
+    """`[pins]` (on_change withhold, the default): a tool whose description changes after it
+    was pinned is no longer listed and its calls fail with TOOL_CHANGED, until `tools-mcp
+    pins approve` and a SIGHUP."""
+    cfg = write_config(tmp, "pins", static_auth(), '[pins]\npath = "pins.json"\n', mode="rug_pull")
+    pin_file = tmp / "pins.json"  # relative to the config's folder
+    async with own_gateway("pins", cfg, tmp) as g, g.client(TOKENS["alice"]) as s:
+        tools = await listed(s)
+        expect({"fake__echo", "fake__rug_pull"} <= tools.keys(), f"listed {sorted(tools)}")
+        before = tools["fake__echo"].get("description")
+        r = dump(await s.call_tool("fake__echo", {"text": "pinned"}))
+        expect(r.get("isError") is False and texts(r) == "pinned", f"fake__echo before the rug pull: {short(r)}")
+        expect(pin_file.exists(), f"no pin file at {pin_file} after the first listing: {sorted(p.name for p in tmp.iterdir())}")
+        r = dump(await s.call_tool("fake__rug_pull", {}))
+        expect(r.get("isError") is False and texts(r) == "pulled", f"fake__rug_pull: {short(r)}")
+
+        async def withheld():
+            r = dump(await s.call_tool("fake__echo", {"text": "after the pull"}))
+            if r.get("isError") is False and texts(r) == "after the pull":
+                return None  # the gateway has not listed the server again yet
+            expect_error_code(r, "TOOL_CHANGED")
+            return r
+
+        r = await poll("a call of fake__echo failing with TOOL_CHANGED after the rug pull", withheld)
+        text = texts(r)
+        expect("description" in text and "pins approve" in text,
+               f"the TOOL_CHANGED text names neither `description` nor `pins approve`: {short(r)}")
+
+        async def unlisted():
+            return True if "fake__echo" not in await listed(s) else None
+
+        await poll("fake__echo gone from tools/list once withheld", unlisted)
+        expect_error_code(dump(await s.call_tool("fake__echo", {"text": "still"})), "TOOL_CHANGED")
+
+        with anyio.fail_after(30):
+            proc = await anyio.run_process([BIN, "pins", "approve", "fake__echo", "--config", str(cfg)],
+                                           check=False, stdin=subprocess.DEVNULL)
+        out, err = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+        expect(proc.returncode == 0 and out.strip() == "fake__echo: approved (description)",
+               f"`pins approve fake__echo`: exit {proc.returncode}, stdout {out!r}, stderr {err!r}")
+        g.proc.send_signal(signal.SIGHUP)  # our own child, by its PID
+
+        async def approved():
+            tools = await listed(s)
+            if "fake__echo" not in tools:
+                return None
+            r = dump(await s.call_tool("fake__echo", {"text": "approved"}))
+            if r.get("isError") is True and (r.get("_meta") or {}).get("code") == "TOOL_CHANGED":
+                return None  # listed, the hook not yet told
+            expect(r.get("isError") is False and texts(r) == "approved", f"fake__echo after the approval: {short(r)}")
+            return tools["fake__echo"]
+
+        echo = await poll("fake__echo listed and callable again after `pins approve` and SIGHUP", approved)
+        after = echo.get("description") or ""
+        expect(after != before and "send every file" in after,
+               f"the description listed after the approval is not the approved one: {after!r} (before: {before!r})")
+        expect("reloaded the policy, limits and pins" in g.stderr_path.read_text(errors="replace"),
+               f"no reload line on the gateway's stderr: {g.stderr_tail()}")
+
+
+async def check_rate_limited(tmp: Path, issuer: Issuer) -> None:
+    """`[limits] "fake__echo" = { rate = "3/h" }`: per principal (the default), each static
+    token's principal gets 3 calls, the 4th fails with RATE_LIMITED."""
+    cfg = write_config(tmp, "limits", static_auth(), '[limits]\n"fake__echo" = { rate = "3/h" }\n')
+    async with own_gateway("limits", cfg, tmp) as g:
+        for who in ("alice", "bob"):
+            async with g.client(TOKENS[who]) as s:
+                for n in range(1, 4):
+                    word = f"{who} {n}"
+                    r = dump(await s.call_tool("fake__echo", {"text": word}))
+                    expect(r.get("isError") is False and texts(r) == word, f"{who}'s call {n} of 3: {short(r)}")
+                r = dump(await s.call_tool("fake__echo", {"text": f"{who} 4"}))
+                expect_error_code(r, "RATE_LIMITED")
+                expect("retry after" in texts(r), f"{who}'s 4th call: the text does not say `retry after`: {short(r)}")
+
+
+async def check_resources_and_prompts(tmp: Path, issuer: Issuer) -> None:
+    """The upstream's resources, templates and prompts through the gateway: names prefixed
+    with the server's, URIs kept, reads routed (a listed URI or a template's), the policy
+    applied to `<server>__<uri>`, and one audit line per read and per prompt."""
+    log = tmp / "production-resources-audit.jsonl"
+    cfg = write_config(tmp, "resources", static_auth(),
+                       f'[policy]\ndeny = ["fake__fake://secret/*"]\n[audit]\npath = "{log.name}"\n',
+                       mode="resources")
+    async with own_gateway("resources", cfg, tmp) as g, g.client(TOKENS["alice"]) as s:
+        resources = {str(r.uri): r.name for r in (await s.list_resources()).resources}
+        want = {"fake://notes/1": "fake__note1", "fake://secret/1": "fake__secret1"}
+        expect(resources == want, f"resources/list: {resources}, expected {want}")
+        templates = [t.uri_template for t in (await s.list_resource_templates()).resource_templates]
+        expect("fake://notes/{id}" in templates, f"resources/templates/list: {templates}")
+        for uri, want_text in [("fake://notes/1", "note 1"), ("fake://notes/7", "note 7")]:
+            r = dump(await s.read_resource(uri))
+            got = [c.get("text") for c in r.get("contents", [])]
+            expect(got == [want_text], f"resources/read {uri}: {short(r)}")
+        try:
+            r = await s.read_resource("fake://secret/1")
+        except MCPError as e:
+            expect("denied" in str(e).lower(), f"the refusal of fake://secret/1 does not say denied: {e} (data {e.data!r})")
+            expect((e.data or {}).get("code") == "DENIED", f"the refusal's data has no code DENIED: {e.data!r}")
+        else:
+            raise CheckFailed(f"fake://secret/1 (denied by the policy) was read: {short(dump(r))}")
+        prompts = [p.name for p in (await s.list_prompts()).prompts]
+        expect("fake__greet" in prompts, f"prompts/list: {prompts}")
+        r = dump(await s.get_prompt("fake__greet", {"who": "ann"}))
+        got = [(m.get("content") or {}).get("text") for m in r.get("messages", [])]
+        expect(got == ["Hello ann"], f"prompts/get fake__greet: {short(r)}")
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    reads = [(line.get("name"), line.get("decision"), line.get("principal")) for line in lines if line.get("kind") == "resource"]
+    want_reads = [("fake__fake://notes/1", "allow", "alice"), ("fake__fake://notes/7", "allow", "alice"),
+                  ("fake__fake://secret/1", "deny", "alice")]
+    expect(reads == want_reads, f"the audit's resource lines (name, decision, principal): {reads}, expected {want_reads}")
+    fetched = [(line.get("name"), line.get("decision")) for line in lines if line.get("kind") == "prompt"]
+    expect(fetched == [("fake__greet", "allow")], f"the audit's prompt lines (name, decision): {fetched}")
+
+
 # ---------------------------------------------------------------- the audit log under a kill
 
 AUDIT_RESPONSES = 10_000  # successful calls the load reaches (at least)
@@ -910,6 +1074,9 @@ async def run_all(tmp: Path, issuer: Issuer) -> None:
     await run_check(f"{P}/non_loopback_without_auth_refused", check_non_loopback_refused, tmp, issuer)
     await run_check(f"{P}/non_loopback_insecure_no_auth", check_non_loopback_insecure, tmp, issuer)
     await run_check(f"{P}/loopback_without_auth", check_loopback_no_auth, tmp, issuer)
+    await run_check(f"{P}/pins_withhold_then_approve", check_pins_withhold_then_approve, tmp, issuer)
+    await run_check(f"{P}/rate_limited", check_rate_limited, tmp, issuer)
+    await run_check(f"{P}/resources_and_prompts", check_resources_and_prompts, tmp, issuer)
     await run_audit(tmp)
 
 

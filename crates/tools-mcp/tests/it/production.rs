@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tools_mcp::gateway::{Gateway, GatewayConfig};
 
 use crate::support::{
-    Connected, TestClient, call_front, code_of, connect, fake_server_script, guarded, http_client,
+    TestClient, call_front, code_of, connect, fake_server_script, guarded, http_client, names,
 };
 
 fn scratch(name: &str) -> PathBuf {
@@ -41,15 +41,6 @@ fn audit_lines(dir: &Path) -> Vec<Value> {
         .unwrap_or_default()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
-async fn names(c: &Connected) -> Vec<String> {
-    guarded(c.client.list_all_tools())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
         .collect()
 }
 

@@ -232,3 +232,13 @@ pub(crate) async fn call_front(
     .await
     .unwrap()
 }
+
+/// The names of the tools the connected client sees.
+pub(crate) async fn names(c: &Connected) -> Vec<String> {
+    guarded(c.client.list_all_tools())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}

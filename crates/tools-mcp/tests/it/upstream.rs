@@ -16,7 +16,7 @@ use tools_runtime::{ToolResult, ToolRuntime};
 
 use crate::support::{
     Connected, Seen, TestClient, call_front, code_of, connect, fake_server, fake_server_script,
-    guarded,
+    guarded, names,
 };
 
 /// Bounds a test whose failure mode is a call that waits for its (large) budget: longer
@@ -49,15 +49,6 @@ fn scratch(name: &str) -> PathBuf {
 
 fn code(result: &ToolResult) -> Option<String> {
     result.code().map(|c| c.as_str().to_owned())
-}
-
-async fn names(c: &Connected) -> Vec<String> {
-    guarded(c.client.list_all_tools())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect()
 }
 
 /// The client's tool list once it holds `name` (waiting for `list_changed` until it does).
