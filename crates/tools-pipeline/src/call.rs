@@ -87,6 +87,7 @@ pub struct ToolCall {
     pub(crate) parent: Option<ExecutionToken>,
     pub(crate) cancel: Option<CancellationToken>,
     pub(crate) channels: Channels,
+    pub(crate) by_host: bool,
 }
 
 impl ToolCall {
@@ -118,6 +119,7 @@ impl ToolCall {
             parent: None,
             cancel: None,
             channels: Channels::default(),
+            by_host: false,
         })
     }
 
@@ -216,6 +218,16 @@ impl ToolCall {
         self
     }
 
+    /// Marks the call as dispatched by the host itself, not issued by a model: it reaches
+    /// every visible tool whatever its exposure (a hidden tool, a deferred one that was
+    /// not loaded; docs/decisions.md, entry 35). Code Mode sub-calls never inherit it.
+    #[must_use]
+    #[inline]
+    pub fn from_host(mut self) -> ToolCall {
+        self.by_host = true;
+        self
+    }
+
     /// The enclosing transport execution of a Code Mode sub-call.
     #[must_use]
     #[inline]
@@ -295,6 +307,8 @@ pub struct Execution {
     pub(crate) caller: Option<CancellationToken>,
     /// The caller's progress sink and approval service, if it gave any.
     pub(crate) channels: Channels,
+    /// Whether the host dispatched the call itself ([`ToolCall::from_host`]).
+    pub(crate) by_host: bool,
     pub(crate) state: ExecState,
 }
 

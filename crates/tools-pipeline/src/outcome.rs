@@ -33,11 +33,15 @@ pub(crate) fn keep_provenance(
     }
 }
 
-/// The definition a call resolves to now: visible and not collapsed.
+/// The definition a call resolves to now: visible and not refused (collapsed, or out of
+/// its exposure).
 pub(crate) fn resolve(registry: &Registry, exec: &Execution) -> Option<ToolDefinition> {
     let name = exec.name().as_str();
     registry.with_view(exec.agent(), |view| {
-        if view.collapses(name, exec.parent().is_some()) {
+        if view
+            .refusal(name, exec.parent().is_some(), exec.by_host)
+            .is_some()
+        {
             return None;
         }
         view.get(name).cloned()

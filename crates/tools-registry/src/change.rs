@@ -1,5 +1,7 @@
 //! The change events a registry tells its listeners.
 
+use std::sync::Arc;
+
 use crate::PresentationMode;
 use crate::ToolName;
 
@@ -50,4 +52,24 @@ pub enum Change {
     },
     /// The Code Mode transport (`run_code`) was installed.
     TransportInstalled,
+    /// An exposure rule was declared or lifted (`scope` is `None` for the global layer).
+    ExposureChanged {
+        /// The layer's scope key.
+        scope: Option<u64>,
+    },
+    /// Deferred tools were loaded into a conversation (`scope` is `None` for calls without
+    /// an agent).
+    ToolsLoaded {
+        /// The layer's scope key.
+        scope: Option<u64>,
+        /// The newly loaded tools, in load order.
+        names: Arc<[ToolName]>,
+    },
+    /// Loaded tools were unloaded from a conversation.
+    ToolsUnloaded {
+        /// The layer's scope key.
+        scope: Option<u64>,
+        /// The tools that were loaded.
+        names: Arc<[ToolName]>,
+    },
 }

@@ -12,7 +12,7 @@ use tools_json::{CompiledSchema, JsonValue};
 use tools_presentation::{ContentBlock, Presenter, RawResult};
 
 use crate::output::{Output, OutputDecl};
-use crate::{CallInfo, Error, RunContext, ToolError, ToolHints, ToolName};
+use crate::{CallInfo, Error, Exposure, RunContext, ToolError, ToolHints, ToolName};
 
 /// The largest timeout budget a tool may declare: 2 147 483 647 ms (about 24.8 days), the
 /// limit of the timers the runtime's timeout policy is specified against.
@@ -105,6 +105,8 @@ struct Parts {
     concurrency: Option<ClassifierFn>,
     presenter: Option<Arc<dyn Presenter>>,
     hints: ToolHints,
+    exposure: Exposure,
+    namespace: Option<Arc<str>>,
     foreign: Option<CompiledSchema>,
     argument_check: Option<ArgumentCheckFn>,
     approval_key: Option<ApprovalKeyFn>,
@@ -124,6 +126,8 @@ impl ToolDefinition {
             concurrency: None,
             presenter: None,
             hints: ToolHints::default(),
+            exposure: Exposure::Direct,
+            namespace: None,
             argument_check: None,
             approval_key: None,
         }
@@ -177,6 +181,18 @@ impl ToolDefinition {
     /// The behaviour hints (MCP tool annotations).
     pub fn hints(&self) -> &ToolHints {
         &self.inner.hints
+    }
+
+    /// The exposure the tool was defined with (a scope's rules may override it; see
+    /// [`crate::View::exposure`]).
+    pub fn exposure(&self) -> Exposure {
+        self.inner.exposure
+    }
+
+    /// The group the tool belongs to (an imported MCP server's name, or a host-declared
+    /// group): searched, and declared as a namespace where the provider has them.
+    pub fn namespace(&self) -> Option<&str> {
+        self.inner.namespace.as_deref()
     }
 
     /// The key an approval "for the session" or "always" of a call with `args` is
@@ -336,11 +352,26 @@ pub struct DefinitionBuilder {
     concurrency: Option<ClassifierFn>,
     presenter: Option<Arc<dyn Presenter>>,
     hints: ToolHints,
+    exposure: Exposure,
+    namespace: Option<Arc<str>>,
     argument_check: Option<ArgumentCheckFn>,
     approval_key: Option<ApprovalKeyFn>,
 }
 
 impl DefinitionBuilder {
+    /// Where the tool is shown and from where it may be called (default
+    /// [`Exposure::Direct`]).
+    pub fn exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
+    /// The group the tool belongs to (see [`ToolDefinition::namespace`]).
+    pub fn namespace(mut self, namespace: impl Into<Arc<str>>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
     /// The raw parameter schema (any JSON Schema; it is not checked against the subset, only
     /// for losslessness). Defaults to `{"type": "object", "properties": {}}`.
     pub fn parameters(mut self, schema: Value) -> Self {
@@ -587,6 +618,8 @@ impl DefinitionBuilder {
                 concurrency: self.concurrency,
                 presenter: self.presenter,
                 hints: self.hints,
+                exposure: self.exposure,
+                namespace: self.namespace,
                 foreign,
                 argument_check: self.argument_check,
                 approval_key: self.approval_key,

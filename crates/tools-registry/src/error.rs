@@ -86,6 +86,14 @@ pub enum Error {
         /// The mode in force.
         existing: crate::PresentationMode,
     },
+    /// An exposure rule's name or glob is malformed, or the rule names nothing.
+    #[error("exposure rule {pattern:?} is not a valid name or glob: {reason}")]
+    InvalidPattern {
+        /// The pattern as written (empty for a rule without any).
+        pattern: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The registry behind a scope handle is gone.
     #[error("the registry of this scope has been dropped")]
     RegistryGone,

@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
+use indexmap::{IndexMap, IndexSet};
 
+use crate::exposure::Rules;
 use crate::view::{View, VisibleMap};
-use crate::{AgentScope, Guard, PresentationMode, ToolDefinition, ToolFilter, ToolName};
+use crate::{AgentScope, Exposure, Guard, PresentationMode, ToolDefinition, ToolFilter, ToolName};
 
 /// The key of the global layer.
 pub(crate) const GLOBAL: u64 = 0;
@@ -18,12 +19,29 @@ pub(crate) struct State {
     pub(crate) next_id: u64,
 }
 
-#[derive(Default)]
 pub(crate) struct Layer {
     pub(crate) tools: IndexMap<ToolName, (u64, ToolDefinition)>,
     pub(crate) restrictions: Vec<(u64, ToolFilter)>,
     pub(crate) guards: Vec<(u64, Arc<dyn Guard>)>,
     pub(crate) mode: Option<(u64, PresentationMode)>,
+    /// Exposure rules over names (this layer's and its descendants' views).
+    pub(crate) exposures: Rules,
+    /// The deferred tools loaded in this layer's own conversation, in load order (not
+    /// inherited: a child agent has a conversation of its own).
+    pub(crate) loaded: IndexSet<ToolName>,
+}
+
+impl Default for Layer {
+    fn default() -> Layer {
+        Layer {
+            tools: IndexMap::new(),
+            restrictions: Vec::new(),
+            guards: Vec::new(),
+            mode: None,
+            exposures: Rules::new(),
+            loaded: IndexSet::new(),
+        }
+    }
 }
 
 impl Layer {
@@ -32,6 +50,8 @@ impl Layer {
             && self.restrictions.is_empty()
             && self.guards.is_empty()
             && self.mode.is_none()
+            && self.exposures.is_empty()
+            && self.loaded.is_empty()
     }
 
     pub(crate) fn admits(&self, name: &str) -> bool {
@@ -131,5 +151,46 @@ pub(crate) fn build_view(
     {
         visible.insert(transport.name().clone(), transport);
     }
+    // Exposure rules: the global layer's first, then the chain farthest first; the last
+    // rule that matches wins over the definition's own exposure.
+    let mut rules: Vec<&Rules> = Vec::new();
+    if let Some(global) = global {
+        rules.push(&global.exposures);
+    }
+    if let Some(scope) = agent {
+        rules.extend(
+            chain_layers(state, scope)
+                .into_iter()
+                .map(|(_, layer)| &layer.exposures),
+        );
+    }
+    rules.retain(|r| !r.is_empty());
+    let exposures: Box<[Exposure]> = visible
+        .iter()
+        .map(|(name, def)| {
+            if name.is_run_code() {
+                return Exposure::Direct;
+            }
+            rules
+                .iter()
+                .filter_map(|r| r.exposure_of(name.as_str()))
+                .next_back()
+                .unwrap_or_else(|| def.exposure())
+        })
+        .collect();
+    // The loaded deferred tools of this conversation (the scope's own layer, or the global
+    // layer's for calls without an agent), as positions in load order.
+    let own = state.layers.get(&agent.map_or(GLOBAL, AgentScope::key));
+    let loaded: Box<[usize]> = own
+        .map(|layer| {
+            layer
+                .loaded
+                .iter()
+                .filter_map(|name| visible.get_index_of(name.as_str()))
+                .filter(|&index| exposures.get(index) == Some(&Exposure::Deferred))
+                .collect()
+        })
+        .unwrap_or_default();
     View::new(agent.map(AgentScope::key), mode, visible, guards.into())
+        .with_exposures(exposures, loaded)
 }

@@ -6,6 +6,7 @@ mod change;
 mod context;
 mod definition;
 mod error;
+mod exposure;
 mod foreign;
 mod guard;
 mod held;
@@ -31,6 +32,7 @@ pub use definition::{
     MAX_TIMEOUT, ResultView, ToolBody, ToolDefinition,
 };
 pub use error::Error;
+pub use exposure::{Exposure, Refusal, SEARCH_TOOLS};
 pub use guard::Guard;
 pub use held::{HeldView, ResolvedTool};
 pub use hints::ToolHints;

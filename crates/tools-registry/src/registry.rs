@@ -14,10 +14,12 @@ use crate::change::Change;
 use crate::held::{CachedView, HeldView, ViewCache};
 use crate::layers::{GLOBAL, State, build_view, inherited_names, scope_of};
 use crate::projection::ToolSpec;
-use crate::view::View;
+use crate::view::{SearchCache, View};
 use crate::{
     AgentScope, Error, Guard, PresentationMode, RUN_CODE, ToolDefinition, ToolFilter, ToolName,
 };
+
+mod exposing;
 
 type Listener = Arc<dyn Fn(&Change) + Send + Sync>;
 
@@ -68,6 +70,8 @@ pub(crate) struct Shared {
     /// raised before such a definition becomes visible, lowered after it is gone.
     timeouts: AtomicUsize,
     weak: Weak<Shared>,
+    /// The search indexes built lately, shared by views over the same deferred tools.
+    searches: Arc<SearchCache>,
 }
 
 fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -102,6 +106,7 @@ impl RegistryBuilder {
             transport: RwLock::new(None),
             timeouts: AtomicUsize::new(0),
             weak: weak.clone(),
+            searches: Arc::default(),
         });
         Registry { shared }
     }
@@ -503,6 +508,14 @@ impl Shared {
                         return;
                     }
                 }
+                Effect::Exposure { id, .. } => {
+                    if !layer.exposures.remove(*id) {
+                        return;
+                    }
+                    Some(Change::ExposureChanged {
+                        scope: scope_of(layer_key),
+                    })
+                }
                 Effect::Listener { .. } => None,
             };
             if layer.is_empty() && layer_key != GLOBAL {
@@ -528,8 +541,11 @@ impl Shared {
                 .filter(|(_, def)| def.timeout().is_some())
                 .count();
             self.timeouts.fetch_sub(budgets, Ordering::SeqCst);
-            let announced =
-                !layer.tools.is_empty() || !layer.restrictions.is_empty() || layer.mode.is_some();
+            let announced = !layer.tools.is_empty()
+                || !layer.restrictions.is_empty()
+                || layer.mode.is_some()
+                || !layer.exposures.is_empty()
+                || !layer.loaded.is_empty();
             if announced {
                 self.changed(&[Change::ScopeDisposed { scope: key }]);
             } else {
@@ -576,8 +592,9 @@ impl Shared {
             let state = read(&self.state);
             let version = self.views.version();
             let transport = read(&self.transport).clone();
-            let view =
-                build_view(&state, agent, self.default_mode, transport).at_generation(version);
+            let view = build_view(&state, agent, self.default_mode, transport)
+                .at_generation(version)
+                .with_search_cache(Arc::clone(&self.searches));
             (view, version)
         };
         self.views.with(key, build, f)
@@ -604,6 +621,7 @@ enum Effect {
     Restriction { layer: u64, id: u64 },
     Guard { layer: u64, id: u64 },
     Mode { layer: u64, id: u64 },
+    Exposure { layer: u64, id: u64 },
     Listener { id: u64 },
 }
 
@@ -613,7 +631,8 @@ impl Effect {
             Effect::Tool { layer, .. }
             | Effect::Restriction { layer, .. }
             | Effect::Guard { layer, .. }
-            | Effect::Mode { layer, .. } => *layer,
+            | Effect::Mode { layer, .. }
+            | Effect::Exposure { layer, .. } => *layer,
             Effect::Listener { .. } => GLOBAL,
         }
     }
@@ -673,6 +692,7 @@ impl fmt::Debug for Registration {
             Effect::Restriction { .. } => "restriction".to_owned(),
             Effect::Guard { .. } => "guard".to_owned(),
             Effect::Mode { .. } => "mode".to_owned(),
+            Effect::Exposure { .. } => "exposure rule".to_owned(),
             Effect::Listener { .. } => "listener".to_owned(),
         };
         f.debug_struct("Registration")

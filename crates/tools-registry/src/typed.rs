@@ -105,6 +105,8 @@ where
         presenter: None,
         finalize: None,
         hints: crate::ToolHints::default(),
+        exposure: crate::Exposure::Direct,
+        namespace: None,
         approval_key: None,
         _types: PhantomData,
     }
@@ -123,6 +125,8 @@ pub struct TypedToolBuilder<A, O> {
     presenter: Option<Arc<dyn tools_presentation::Presenter>>,
     finalize: Option<crate::definition::FinalizeFn>,
     hints: crate::ToolHints,
+    exposure: crate::Exposure,
+    namespace: Option<Arc<str>>,
     approval_key: Option<TypedKey<A>>,
     _types: PhantomData<fn(A) -> O>,
 }
@@ -215,6 +219,18 @@ where
         self
     }
 
+    /// Where the tool is shown and from where it may be called (default `Direct`).
+    pub fn exposure(mut self, exposure: crate::Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
+    /// The group the tool belongs to (see [`ToolDefinition::namespace`]).
+    pub fn namespace(mut self, namespace: impl Into<Arc<str>>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
     /// Declares the tool read-only: the `read_only` hint, and concurrency-safe for every
     /// call.
     pub fn read_only(mut self) -> Self {
@@ -289,7 +305,11 @@ where
             // arguments before the body runs (the pipeline, before it asks for an approval).
             .argument_check(move |raw: &JsonValue| check.check(raw).map_err(ToolError::from))
             .hints(self.hints)
+            .exposure(self.exposure)
             .output(decl);
+        if let Some(namespace) = self.namespace {
+            builder = builder.namespace(namespace);
+        }
         if let Some(body) = self.body {
             builder = builder.body_arc(body(Arc::clone(&args)));
         }

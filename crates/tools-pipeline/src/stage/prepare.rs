@@ -172,24 +172,25 @@ impl fmt::Debug for Ready {
 pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     let stacks = shared.hooks.snapshot();
     let has_parent = call.parent.is_some();
+    let by_host = call.by_host;
     // What the call keeps of the view (its tool, its guards when it has any, its
     // generation) is taken from one snapshot, held through the current thread slot's
     // handle: the call's clones write no reference count that calls on other workers
     // write (not the view's, not the definition's).
-    let (visible, unresolved, collapsed, generation) = match shared
+    let (visible, unresolved, refused, generation) = match shared
         .registry
         .held_view(call.agent.as_ref())
         .resolve(call.name())
     {
         Ok(tool) => {
             let view = tool.view();
-            let collapsed = view.collapses(call.name(), has_parent);
+            let refused = view.refusal(call.name(), has_parent, by_host);
             let generation = view.generation();
-            (Some(tool), None, collapsed, generation)
+            (Some(tool), None, refused, generation)
         }
         Err(view) => {
             let generation = view.generation();
-            (None, Some(view), false, generation)
+            (None, Some(view), None, generation)
         }
     };
     // A sub-call's span, a child of the `run_code` call's (the current span here).
@@ -211,7 +212,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
             }
         }
     };
-    let finalizer = if collapsed && !pre_aborted {
+    let finalizer = if refused.is_some() && !pre_aborted {
         None
     } else {
         visible
@@ -233,6 +234,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
         arguments_ok: arguments_error.is_none(),
         caller,
         channels: call.channels,
+        by_host,
         state: ExecState {
             finalizer,
             resolved_in: generation,
@@ -254,16 +256,13 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
             format!("tool execution arguments must be losslessly JSON-serializable: {err}");
         return settle(ToolResult::failure(ToolError::new(message)), stacks);
     }
-    if collapsed {
-        let name = exec.name();
+    if let Some(refusal) = refused {
         let result = if pre_aborted {
             ToolResult::aborted_before_dispatch()
         } else {
             ToolResult::coded(
                 ErrorCode::UnknownTool,
-                format!(
-                    "unknown tool \"{name}\": only `run_code` is callable directly — call `{name}` from inside a `run_code` program instead"
-                ),
+                refusal.message(exec.name().as_str()),
             )
         };
         return settle(result, stacks);

@@ -14,6 +14,7 @@ mod basics;
 mod cancel;
 mod channels;
 mod contexts;
+mod exposure;
 mod finalize;
 mod guards;
 mod identity;

@@ -59,6 +59,11 @@ pub(crate) fn echo() -> ToolDefinition {
 
 /// The catalogue's raw `t(name)`: returns `ran:<name>`.
 pub(crate) fn t(name: &str) -> ToolDefinition {
+    t_builder(name).build().unwrap()
+}
+
+/// The builder of `t(name)`, for a variant of it.
+pub(crate) fn t_builder(name: &str) -> tools_registry::DefinitionBuilder {
     let reply = format!("ran:{name}");
     ToolDefinition::builder(name, "test tool")
         .output(OutputDecl::text(json!({"type": "string"})))
@@ -66,8 +71,6 @@ pub(crate) fn t(name: &str) -> ToolDefinition {
             let reply = reply.clone();
             async move { Ok(Value::String(reply)) }
         })
-        .build()
-        .unwrap()
 }
 
 /// A raw string tool whose body is `body`.

@@ -9,6 +9,7 @@
 mod arguments;
 mod classification;
 mod concurrency;
+mod exposure;
 mod guards;
 mod model;
 mod modes;
