@@ -1,5 +1,5 @@
-//! `cargo xtask wire-check`: the provider adapters' JSON (the requests the `openai_turn`
-//! and `anthropic_turn` examples print) validated by the official Python SDKs' own types,
+//! `cargo xtask wire-check`: the provider adapters' JSON (the requests the `openai_turn`,
+//! `anthropic_turn` and `search_turn` examples print) validated by the official Python SDKs' own types,
 //! `openai` and `anthropic` at pinned versions, installed under `target/wire-check`.
 
 use std::process::Command;
@@ -23,6 +23,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         ("responses", "openai_turn", None),
         ("chat", "openai_turn", Some("--chat")),
         ("anthropic", "anthropic_turn", None),
+        ("search", "search_turn", None),
     ] {
         let mut command = cargo();
         command.args(["run", "-q", "-p", "tools-runtime", "--example", example]);

@@ -36,8 +36,9 @@ pub mod tools {
     /// What registering or building a tool can refuse (`tools_registry::Error`).
     pub use tools_registry::Error as RegistryError;
     pub use tools_registry::{
-        AgentScope, CallInfo, Change, Code, ExecutionMode, Guard, OutputDecl, PresentationMode,
-        Registration, Registry, ToolFilter, ToolSpec, TypedToolBuilder, View,
+        AgentScope, CallInfo, Change, Code, ExecutionMode, Exposure, Guard, OutputDecl,
+        PresentationMode, Refusal, Registration, Registry, SEARCH_TOOLS, ToolFilter, ToolSpec,
+        TypedToolBuilder, View,
     };
     pub use tools_schema::{NoArgs, Params, Schema, params};
 }

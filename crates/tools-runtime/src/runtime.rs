@@ -527,8 +527,12 @@ impl ToolRuntime {
         self.inner.registry.schemas(agent)
     }
 
-    /// The tools announced to the model in `agent`'s scope: every visible tool in `native`
-    /// and `both` (`run_code` last), only `run_code` in `code`.
+    /// The tools announced to the model in `agent`'s scope ([`View::wire_schemas`]): in
+    /// `native` and `both` the declared ones (`Direct`, `NativeOnly`; `run_code` last),
+    /// then the deferred ones loaded in the scope; only `run_code` in `code`. With deferred
+    /// tools, [`ToolRuntime::declare`] adds the search a provider takes.
+    ///
+    /// [`View::wire_schemas`]: tools_registry::View::wire_schemas
     pub fn wire_schemas(&self, agent: Option<&AgentScope>) -> Arc<[ToolSpec]> {
         self.inner.registry.view(agent).wire_schemas()
     }

@@ -48,6 +48,7 @@ mod openai_chat;
 mod openai_responses;
 mod parse;
 mod render;
+mod search;
 mod strict;
 
 use std::borrow::Cow;
@@ -57,8 +58,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_pipeline::{ToolCall, ToolResult};
-use tools_registry::{AgentScope, ToolSpec};
+use tools_registry::{AgentScope, SEARCH_TOOLS, ToolSpec};
 
+pub use search::{DEFAULT_SEARCH_LIMIT, SearchOffer, SearchStep};
 pub use strict::NotStrict;
 
 use crate::ToolRuntime;
@@ -279,6 +281,7 @@ fn declare<W: Wire>(provider: Provider, tools: &[ToolSpec], strict: bool) -> Dec
         strict: Arc::new(strict_forms),
         refused,
         names: Arc::new(names),
+        search: false,
     }
 }
 
@@ -308,6 +311,8 @@ pub struct Declarations {
     strict: Arc<HashMap<String, Strict>>,
     refused: Vec<(String, NotStrict)>,
     names: Arc<WireNames>,
+    /// Whether the runtime answers the model's searches (a client search was declared).
+    search: bool,
 }
 
 impl Declarations {
@@ -352,6 +357,13 @@ impl Declarations {
         self.names.tool(wire)
     }
 
+    /// Whether these declarations offer the runtime's own tool search (`search_tools`, or
+    /// the client `tool_search` of Responses), which
+    /// [`ToolRuntime::run_turn`](crate::ToolRuntime::run_turn) answers.
+    pub fn offers_search(&self) -> bool {
+        self.search
+    }
+
     pub(crate) fn strict_form(&self, tool: &str) -> Option<&Strict> {
         self.strict.get(tool)
     }
@@ -382,11 +394,49 @@ pub struct TurnStep {
     pub calls: Vec<ModelCall>,
     /// One result per call, in the same order.
     pub results: Vec<ToolResult>,
-    /// The result messages ([`Provider::render`]).
+    /// The result messages ([`Provider::render`]), with the answers of the step's searches
+    /// (a Responses `tool_search_output` comes first).
     pub messages: Vec<Value>,
+    /// The searches the model asked for in the step (docs/decisions.md, entry 35), in the
+    /// model's order; what each found is loaded in the scope.
+    pub searches: Vec<SearchStep>,
 }
 
 impl ToolRuntime {
+    /// The tools of a request for `agent`'s scope, as `provider` declares them (see
+    /// [`Provider::declare`] for `strict`). Without deferred tools this is
+    /// `provider.declare(&self.wire_schemas(agent), strict)`; with them, the request offers
+    /// a search as `offer` says (docs/decisions.md, entry 35): Responses declares the
+    /// deferred tools with `defer_loading: true` and a `tool_search` tool, Anthropic the
+    /// deferred tools with `defer_loading: true` and a `search_tools` tool, Chat
+    /// Completions a `search_tools` function and, from the step after a search, the tools
+    /// it found. [`ToolRuntime::run_turn`] answers the searches.
+    pub fn declare(
+        &self,
+        provider: Provider,
+        agent: Option<&AgentScope>,
+        strict: bool,
+        offer: &SearchOffer,
+    ) -> Declarations {
+        let view = self.inner.registry.view(agent);
+        if search::offers(&view) {
+            search::declare(provider, &view, strict, offer)
+        } else {
+            provider.declare(&view.wire_schemas(), strict)
+        }
+    }
+
+    /// Loads deferred tools in `agent`'s conversation (the registry's own for `None`).
+    fn load(&self, agent: Option<&AgentScope>, names: &[String]) {
+        let loaded = match agent {
+            Some(agent) => agent.load(names),
+            None => self.inner.registry.load(names),
+        };
+        if let Err(error) = loaded {
+            tracing::warn!(%error, "the tools a search found could not be loaded");
+        }
+    }
+
     /// Runs one model response's tool calls: parses them ([`Provider::parse`]), runs the
     /// runnable ones as one batch (`run_batch`, as `agent`, cancelled by `cancel`), and
     /// renders every result ([`Provider::render`]). A response without tool calls gives an
@@ -405,32 +455,99 @@ impl ToolRuntime {
         agent: Option<&AgentScope>,
         cancel: CancellationToken,
     ) -> Result<TurnStep, crate::Error> {
+        let response = response.into();
+        let registry = &self.inner.registry;
+        let view = registry.view(agent);
+        let searching =
+            declarations.is_some_and(Declarations::offers_search) && search::offers(&view);
+        // What the provider's own search loaded, and the Responses client searches.
+        let provider_loaded = search::provider_loaded(provider, &response.0);
+        let search_items = if searching && provider == Provider::OpenAiResponses {
+            search::responses_search_calls(&response.0)
+        } else {
+            Vec::new()
+        };
         let calls = provider.parse(response, declarations)?;
+        let tool_name =
+            |wire: &str| -> String { declarations.map_or(wire, |d| d.tool_name(wire)).to_owned() };
+        if !provider_loaded.is_empty() {
+            let names: Vec<String> = provider_loaded.iter().map(|n| tool_name(n)).collect();
+            self.load(agent, &names);
+        }
+        // The searches run first, so that a call of a tool found in the same step passes.
+        let mut searches = Vec::new();
+        let mut answers: Vec<(String, Result<Vec<tools_registry::ToolDefinition>, String>)> =
+            Vec::new();
+        let search_calls = calls.iter().filter_map(|call| match &call.call {
+            Ok(tool) if searching && tool.name() == SEARCH_TOOLS => Some((
+                call.call_id.clone(),
+                tool.json_arguments()
+                    .map(|a| a.as_value().clone())
+                    .or_else(|| tool.arguments().cloned())
+                    .unwrap_or(Value::Null),
+            )),
+            _ => None,
+        });
+        for (call_id, arguments) in search_items.into_iter().chain(search_calls) {
+            let (query, outcome) = match search::run(&view, &arguments) {
+                Ok((query, found)) => {
+                    let found: Vec<tools_registry::ToolDefinition> =
+                        found.into_iter().cloned().collect();
+                    let names: Vec<String> =
+                        found.iter().map(|def| def.name().to_string()).collect();
+                    self.load(agent, &names);
+                    (query, Ok(found))
+                }
+                Err((query, error)) => (query, Err(error)),
+            };
+            searches.push(SearchStep {
+                call_id: call_id.clone(),
+                query,
+                found: outcome
+                    .as_ref()
+                    .map(|found| found.iter().map(|def| def.name().clone()).collect())
+                    .unwrap_or_default(),
+                error: outcome.as_ref().err().cloned(),
+            });
+            answers.push((call_id, outcome));
+        }
+        let answer_of =
+            |call_id: &str| answers.iter().find(|(id, _)| id == call_id).map(|(_, a)| a);
         let mut runnable = Vec::new();
         for call in &calls {
-            if let Ok(call) = &call.call {
+            if let Ok(call_value) = &call.call
+                && answer_of(&call.call_id).is_none()
+            {
                 runnable.push(match agent {
-                    Some(agent) => call.clone().with_agent(agent.clone()),
-                    None => call.clone(),
+                    Some(agent) => call_value.clone().with_agent(agent.clone()),
+                    None => call_value.clone(),
                 });
             }
         }
         let mut ran = self.run_batch(runnable, cancel).await.into_iter();
         let mut results = Vec::with_capacity(calls.len());
         for call in &calls {
-            let result = match &call.call {
-                Ok(_) => ran
+            let result = match (&call.call, answer_of(&call.call_id)) {
+                (Ok(_), Some(Ok(found))) => search::answered(&found.iter().collect::<Vec<_>>()),
+                (Ok(_), Some(Err(error))) => {
+                    ToolResult::coded(tools_json::ErrorCode::InvalidArgs, error.clone())
+                }
+                (Ok(_), None) => ran
                     .next()
                     .unwrap_or_else(ToolResult::aborted_before_dispatch),
-                Err(result) => result.clone(),
+                (Err(result), _) => result.clone(),
             };
             results.push(result);
         }
-        let messages = provider.render(&calls, &results);
+        let mut messages = provider.render(&calls, &results);
+        if let Some(declarations) = declarations {
+            search::answer(provider, &answers, declarations, &mut messages);
+        }
         Ok(TurnStep {
             calls,
             results,
             messages,
+            searches,
         })
     }
 }

@@ -14,5 +14,6 @@ mod middleware;
 mod observability;
 mod provider;
 mod scheduler;
+mod search;
 mod support;
 mod timeout;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The provider adapters' JSON against the official Python SDKs' own types.
 
-Usage: check.py RESPONSES.json CHAT.json ANTHROPIC.json — the requests the examples
-`openai_turn`, `openai_turn --chat` and `anthropic_turn` print. Each is validated as the SDK's
+Usage: check.py RESPONSES.json CHAT.json ANTHROPIC.json SEARCH.json — the requests the
+examples `openai_turn`, `openai_turn --chat`, `anthropic_turn` and `search_turn` print. Each is validated as the SDK's
 request parameters (pydantic over the SDK's TypedDicts), every tool declaration and result
 item also against its own type with no key outside it, and the step's shape is checked:
 one result per call, in the model's order, contexts after every result. Written for this
@@ -17,9 +17,12 @@ from pydantic import TypeAdapter
 from openai.types.chat import ChatCompletionToolParam
 from openai.types.chat.chat_completion_tool_message_param import ChatCompletionToolMessageParam
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
-from openai.types.responses import FunctionToolParam
+from openai.types.responses import FunctionToolParam, NamespaceToolParam, ToolSearchToolParam
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
-from openai.types.responses.response_input_item_param import FunctionCallOutput
+from openai.types.responses.response_input_item_param import FunctionCallOutput, ToolSearchCall
+from openai.types.responses.response_tool_search_output_item_param_param import (
+    ResponseToolSearchOutputItemParamParam,
+)
 from anthropic.types import ToolParam, ToolResultBlockParam
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
@@ -106,8 +109,89 @@ def anthropic(path):
           str(errors))
 
 
+def search_responses(step):
+    for when in ("after_search", "after_call"):
+        request = step[when]
+        typed(f"search/responses/{when}/request", ResponseCreateParamsNonStreaming, request)
+        kinds = {"function": FunctionToolParam, "namespace": NamespaceToolParam, "tool_search": ToolSearchToolParam}
+        for tool in request["tools"]:
+            typed(f"search/responses/{when}/tool {tool.get('name', tool['type'])}", kinds[tool["type"]], tool)
+    request = step["after_call"]
+    deferred = [t for t in request["tools"] if t.get("defer_loading")]
+    deferred += [f for t in request["tools"] if t["type"] == "namespace" for f in t["tools"]]
+    check("search/responses/deferred tools declared with defer_loading",
+          sorted(t["name"] for t in deferred) == ["get_weather", "hotels__book_room", "trains__timetable"]
+          and all(t.get("defer_loading") for t in deferred), str([t["name"] for t in deferred]))
+    check("search/responses/one client tool_search",
+          [t.get("execution") for t in request["tools"] if t["type"] == "tool_search"] == ["client"], "")
+    calls = [i for i in request["input"] if i.get("type") == "tool_search_call"]
+    outputs = [i for i in request["input"] if i.get("type") == "tool_search_output"]
+    for item in calls:
+        typed(f"search/responses/tool_search_call {item['call_id']}", ToolSearchCall, item)
+    for item in outputs:
+        typed(f"search/responses/tool_search_output {item['call_id']}", ResponseToolSearchOutputItemParamParam, item)
+        for tool in item["tools"]:
+            typed(f"search/responses/loaded tool {tool['name']}", FunctionToolParam, tool)
+    check("search/responses/the output answers the call and loads get_weather",
+          [o["call_id"] for o in outputs] == [c["call_id"] for c in calls] == ["call_search"]
+          and [t["name"] for t in outputs[0]["tools"]] == ["get_weather"], str(outputs))
+    ran = [i for i in request["input"] if i.get("type") == "function_call_output"]
+    check("search/responses/the loaded tool's call ran", [o["output"] for o in ran] == ["get_weather ran"], str(ran))
+
+
+def search_chat(step):
+    for when in ("after_search", "after_call"):
+        request = step[when]
+        typed(f"search/chat/{when}/request", CompletionCreateParamsNonStreaming, request)
+        for tool in request["tools"]:
+            typed(f"search/chat/{when}/tool {tool['function']['name']}", ChatCompletionToolParam, tool)
+        for m in request["messages"]:
+            if m.get("role") == "tool":
+                typed(f"search/chat/{when}/tool message {m['tool_call_id']}", ChatCompletionToolMessageParam, m)
+    before = [t["function"]["name"] for t in step["after_search"]["tools"]]
+    after = [t["function"]["name"] for t in step["after_call"]["tools"]]
+    check("search/chat/search_tools declared, deferred tools not", before == ["get_time", "search_tools"], str(before))
+    check("search/chat/the found tool is declared from the next request on",
+          after == ["get_time", "get_weather", "search_tools"], str(after))
+    listing = next(m["content"] for m in step["after_search"]["messages"] if m.get("tool_call_id") == "call_search")
+    check("search/chat/the listing names the tool with its schema", "get_weather" in listing and '"parameters"' in listing, listing[:300])
+    ran = [m["content"] for m in step["after_call"]["messages"] if m.get("tool_call_id") == "call_weather"]
+    check("search/chat/the loaded tool's call ran", ran == ["get_weather ran"], str(ran))
+
+
+def search_anthropic(step):
+    for when in ("after_search", "after_call"):
+        request = step[when]
+        typed(f"search/anthropic/{when}/request", MessageCreateParamsNonStreaming, request)
+        for tool in request["tools"]:
+            typed(f"search/anthropic/{when}/tool {tool['name']}", ToolParam, tool)
+    request = step["after_call"]
+    deferred = sorted(t["name"] for t in request["tools"] if t.get("defer_loading"))
+    check("search/anthropic/deferred tools declared with defer_loading",
+          deferred == ["get_weather", "hotels__book_room", "trains__timetable"], str(deferred))
+    results = [b for m in request["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result"]
+    for b in results:
+        typed(f"search/anthropic/tool_result {b['tool_use_id']}", ToolResultBlockParam, b)
+    by_id = {b["tool_use_id"]: b for b in results}
+    references = by_id.get("toolu_search", {}).get("content", [])
+    check("search/anthropic/the search answers with tool_reference blocks",
+          references == [{"type": "tool_reference", "tool_name": "get_weather"}], str(references))
+    weather = by_id.get("toolu_weather", {})
+    check("search/anthropic/the loaded tool's call ran",
+          weather.get("is_error") is False and weather.get("content", [{}])[0].get("text") == "get_weather ran", str(weather))
+
+
+def search(path):
+    steps = json.load(open(path))
+    search_responses(steps["responses"])
+    search_chat(steps["chat"])
+    search_anthropic(steps["anthropic"])
+
+
 responses(sys.argv[1])
 chat(sys.argv[2])
 anthropic(sys.argv[3])
+search(sys.argv[4])
 print(f"# {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)
