@@ -21,6 +21,79 @@ pub use typescript::{BareKey, is_bare_key, json_schema_to_ts};
 /// The heading line that opens the `tools:sdk` section in every language.
 pub const SDK_HEADING: &str = "## Writing code for run_code";
 
+/// The number of tools a program's tool search returns when it gives no limit.
+pub const DEFAULT_SEARCH_LIMIT: usize = 5;
+
+/// The most tools one tool search of a program returns: a larger limit is clamped to it (the
+/// limit of `tools-search`, which the SDK text states).
+pub const MAX_SEARCH_LIMIT: usize = 50;
+
+/// What an SDK declares besides the tools it is given.
+///
+/// # Examples
+///
+/// ```
+/// use tools_codemode_sdk::{Language, SdkOptions};
+///
+/// let plain = Language::TypeScript.render_declarations_with(&[], SdkOptions::new());
+/// assert_eq!(plain, Language::TypeScript.render_declarations(&[]));
+/// let searching = Language::TypeScript
+///     .render_declarations_with(&[], SdkOptions::new().with_tool_search(true));
+/// assert!(searching.contains("$search(query: string, options?: { limit?: number }): Promise<FoundTool[]>;"));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SdkOptions {
+    tool_search: bool,
+}
+
+impl SdkOptions {
+    /// The tools only, as [`Language::render_section`] renders them.
+    pub const fn new() -> SdkOptions {
+        SdkOptions { tool_search: false }
+    }
+
+    /// Whether the SDK declares the tool-search helpers ([`ToolSearchSdk`]): for a scope
+    /// with deferred tools, which the SDK leaves out and a program finds by searching. A
+    /// tool named like one of the helpers is then left out of the SDK too (the helper
+    /// takes its name in the `tools` object).
+    #[must_use]
+    pub const fn with_tool_search(mut self, on: bool) -> SdkOptions {
+        self.tool_search = on;
+        self
+    }
+
+    /// Whether the tool-search helpers are declared.
+    pub const fn tool_search(self) -> bool {
+        self.tool_search
+    }
+}
+
+/// The tool-search helpers of one language: two functions on the `tools` object, bound by
+/// the host (not tools), that answer from the calling scope's catalogue with values.
+///
+/// Each helper takes positional arguments (and, in Python, keyword arguments), which the
+/// runtime packs into one object keyed by the parameter names before it reaches the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolSearchSdk {
+    /// The search helper's name on `tools` (`$search`, `search_tools`).
+    pub search: &'static str,
+    /// Its parameters, in order (`query, options` in TypeScript, `query, limit` in Python).
+    pub search_parameters: &'static [&'static str],
+    /// The describe helper's name on `tools` (`$describe`, `describe_tool`).
+    pub describe: &'static str,
+    /// Its parameters, in order (`name`).
+    pub describe_parameters: &'static [&'static str],
+    /// The paragraph the instructions gain before the declarations.
+    pub instructions: &'static str,
+}
+
+impl ToolSearchSdk {
+    /// Whether `name` is one of the helpers.
+    pub fn is_helper(&self, name: &str) -> bool {
+        name == self.search || name == self.describe
+    }
+}
+
 /// One tool as the SDK sees it: a name, a description, and two raw JSON Schemas.
 ///
 /// The schemas are raw JSON (an MCP server's `inputSchema` reaches the renderers
@@ -154,7 +227,11 @@ pub struct SdkRenderer {
     /// The instruction prose between the heading and the declarations.
     pub instructions: &'static str,
     /// Renders the declaration block for a tool set (sorted inside).
-    pub declarations: fn(&[ToolSdkSchema]) -> String,
+    pub declarations: fn(&[ToolSdkSchema], SdkOptions) -> String,
+    /// Renders one tool's signature on one line, written like its declaration.
+    pub signature: fn(&ToolSdkSchema) -> String,
+    /// The tool-search helpers.
+    pub tool_search: ToolSearchSdk,
 }
 
 impl fmt::Debug for SdkRenderer {
@@ -214,6 +291,8 @@ impl Language {
                     fence: "ts",
                     instructions: typescript::INSTRUCTIONS,
                     declarations: typescript::declarations,
+                    signature: typescript::signature,
+                    tool_search: typescript::TOOL_SEARCH,
                 },
                 flavour: RunCodeFlavour {
                     language: Language::TypeScript,
@@ -232,6 +311,8 @@ impl Language {
                     fence: "python",
                     instructions: python::INSTRUCTIONS,
                     declarations: python::declarations,
+                    signature: python::signature,
+                    tool_search: python::TOOL_SEARCH,
                 },
                 flavour: RunCodeFlavour {
                     language: Language::Python,
@@ -262,20 +343,50 @@ impl Language {
     /// name (UTF-16 order, stable for equal names), byte-identical for the same set in any
     /// input order.
     pub fn render_declarations(self, tools: &[ToolSdkSchema]) -> String {
-        (self.renderer().declarations)(tools)
+        self.render_declarations_with(tools, SdkOptions::new())
+    }
+
+    /// [`Language::render_declarations`] with `options`: with tool search, the block also
+    /// declares the helpers of [`Language::tool_search`] and their result types, and leaves
+    /// out a tool named like a helper.
+    pub fn render_declarations_with(self, tools: &[ToolSdkSchema], options: SdkOptions) -> String {
+        (self.renderer().declarations)(tools, options)
     }
 
     /// The whole `tools:sdk` section: [`SDK_HEADING`], the instructions, then the
     /// declarations in a fenced code block. No trailing newline after the fence.
     pub fn render_section(self, tools: &[ToolSdkSchema]) -> String {
+        self.render_section_with(tools, SdkOptions::new())
+    }
+
+    /// [`Language::render_section`] with `options`: with tool search, the instructions gain
+    /// the helpers' paragraph ([`ToolSearchSdk::instructions`]) before the list of tools.
+    pub fn render_section_with(self, tools: &[ToolSdkSchema], options: SdkOptions) -> String {
         let renderer = self.renderer();
-        let declarations = (renderer.declarations)(tools);
+        let declarations = (renderer.declarations)(tools, options);
+        let search = if options.tool_search() {
+            renderer.tool_search.instructions
+        } else {
+            ""
+        };
         let mut out = String::with_capacity(
-            SDK_HEADING.len() + renderer.instructions.len() + declarations.len() + 32,
+            SDK_HEADING.len()
+                + renderer.instructions.len()
+                + search.len()
+                + declarations.len()
+                + 32,
         );
         out.push_str(SDK_HEADING);
         out.push_str("\n\n");
-        out.push_str(renderer.instructions);
+        match renderer.instructions.strip_suffix(TOOLS_LINE) {
+            Some(before) if !search.is_empty() => {
+                out.push_str(before);
+                out.push_str(search);
+                out.push_str("\n\n");
+                out.push_str(TOOLS_LINE);
+            }
+            _ => out.push_str(renderer.instructions),
+        }
         out.push_str("\n\n```");
         out.push_str(renderer.fence);
         out.push('\n');
@@ -283,7 +394,48 @@ impl Language {
         out.push_str("\n```");
         out
     }
+
+    /// One tool's signature on one line, written the way the SDK declares a tool, for a
+    /// program to read: `get_weather(args: { city: string; }): Promise<string>` in
+    /// TypeScript, `async def get_weather(args: TypedDict[{"city": str}]) -> str` in Python
+    /// (objects inline, PEP 764 style; a name that cannot be a method reads
+    /// `tools["my-server.tool"]: Callable[[…], Awaitable[…]]`). Descriptions of properties
+    /// stay as inline doc comments in TypeScript and are left out in Python.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tools_codemode_sdk::{Language, ToolSdkSchema};
+    ///
+    /// let tool = ToolSdkSchema::new(
+    ///     "get_weather",
+    ///     "Current weather.",
+    ///     json!({"type": "object", "additionalProperties": false,
+    ///            "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    ///     json!({"type": "string"}),
+    /// );
+    /// assert_eq!(
+    ///     Language::TypeScript.render_signature(&tool),
+    ///     "get_weather(args: { city: string; }): Promise<string>"
+    /// );
+    /// assert_eq!(
+    ///     Language::Python.render_signature(&tool),
+    ///     "async def get_weather(args: TypedDict[{\"city\": str}]) -> str"
+    /// );
+    /// ```
+    pub fn render_signature(self, tool: &ToolSdkSchema) -> String {
+        (self.renderer().signature)(tool)
+    }
+
+    /// The tool-search helpers of this language.
+    pub const fn tool_search(self) -> ToolSearchSdk {
+        self.renderer().tool_search
+    }
 }
+
+/// The last line of every language's instructions, after which the declarations follow.
+const TOOLS_LINE: &str = "The tools available to the program:";
 
 impl fmt::Display for Language {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

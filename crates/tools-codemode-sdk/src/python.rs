@@ -11,11 +11,11 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::ToolSdkSchema;
 use super::names::{Allocator, camel_case, is_field_name, is_method_name, join};
 use super::text::{
     collapse_js_whitespace, description_of, is_literal_int, json_string, py_number, sorted_order,
 };
+use super::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SdkOptions, ToolSdkSchema, ToolSearchSdk};
 
 /// `list[` nesting at which an array degrades to `Any` (CPython's parser allows 200 open
 /// brackets; the rest is headroom for `NotRequired[`, `Literal[` and `dict[`).
@@ -64,6 +64,41 @@ program prints or returns them. Images produced by tools are attached after the 
 
 The tools available to the program:";
 
+/// The tool-search helpers of the Python SDK.
+pub(crate) const TOOL_SEARCH: ToolSearchSdk = ToolSearchSdk {
+    search: "search_tools",
+    search_parameters: &["query", "limit"],
+    describe: "describe_tool",
+    describe_parameters: &["name"],
+    instructions: "\
+Not every tool is declared below: more are found by searching. \
+`await tools.search_tools(\"what you need\")` looks through the others by what they do and \
+returns their names, descriptions and signatures as values (nothing is added to this \
+prompt). Call a tool it found by its name, like a declared one (the call is checked like any \
+other): `hit = (await tools.search_tools(\"weather\"))[0]` then \
+`await tools[hit[\"name\"]](args)`. `await tools.describe_tool(name)` returns one tool's \
+signature and the JSON Schema of its arguments.",
+};
+
+/// The classes the Python SDK adds for tool search, after the generated ones.
+const SEARCH_CLASSES: [(&str, &str); 2] = [
+    (
+        "FoundTool",
+        "class FoundTool(TypedDict):\n    name: str\n    description: str\n    # The tool's signature, written like the declarations below.\n    signature: str",
+    ),
+    (
+        "ToolDescription",
+        "class ToolDescription(FoundTool):\n    # The JSON Schema of the tool's arguments.\n    parameters: dict[str, Any]",
+    ),
+];
+
+/// The helper methods of the `Tools` protocol with tool search.
+fn search_methods() -> String {
+    format!(
+        "    async def search_tools(self, query: str, limit: int = {DEFAULT_SEARCH_LIMIT}) -> list[FoundTool]:\n        \"\"\"Finds tools not declared here by what they do, best match first: at most `limit` (at most {MAX_SEARCH_LIMIT}). Call one as `await tools[hit[\"name\"]](args)`.\"\"\"\n    async def describe_tool(self, name: str) -> ToolDescription | None:\n        \"\"\"Describes a tool the program may call (declared here or found by `search_tools`); None for any other name.\"\"\"\n"
+    )
+}
+
 /// Renders `schema` as Python type text without a naming context: objects are
 /// `dict[str, Any]` (there is nowhere to declare classes).
 ///
@@ -94,6 +129,9 @@ enum Mode {
     ContextFree,
     /// The SDK: `TypedDict` classes, and only literal sets that type checkers accept.
     Sdk,
+    /// One tool's signature: like the SDK, but objects inline (`TypedDict[{"k": T}]`, PEP
+    /// 764 style), since a signature on one line has nowhere to declare classes.
+    Inline,
 }
 
 /// The state of one rendering: allocated class names, declared classes, used imports.
@@ -182,7 +220,7 @@ impl Writer {
             for (i, branch) in branches.iter().enumerate().rev() {
                 let branch_stem = match self.mode {
                     Mode::Sdk => join(&stem, &(i + 1).to_string()),
-                    Mode::ContextFree => String::new(),
+                    Mode::ContextFree | Mode::Inline => String::new(),
                 };
                 stack.push(Task::Node {
                     schema: branch,
@@ -222,6 +260,7 @@ impl Writer {
             Some("object") => match self.mode {
                 Mode::ContextFree => self.open_dict(buffers),
                 Mode::Sdk => self.typed_dict(buffers, stack, map, &stem),
+                Mode::Inline => self.inline_dict(buffers, stack, map, depth),
             },
             Some(ty) => self.scalar(buffers, map, ty),
         }
@@ -291,6 +330,58 @@ impl Writer {
             head.push_str(": ");
             if !is_required {
                 self.uses_not_required = true;
+                head.push_str("NotRequired[");
+            }
+            stack.push(Task::Owned(head));
+        }
+    }
+
+    /// An object in a signature: `TypedDict[{"key": T, "other": NotRequired[U]}]` with its
+    /// declared properties (any key, written as a string literal); `dict[str, Any]` for an
+    /// open object without properties, `TypedDict[{}]` for a closed one.
+    fn inline_dict<'a>(
+        &mut self,
+        buffers: &mut [String],
+        stack: &mut Vec<Task<'a>>,
+        map: &'a Map<String, Value>,
+        depth: usize,
+    ) {
+        let properties = map
+            .get("properties")
+            .and_then(Value::as_object)
+            .filter(|p| !p.is_empty());
+        let Some(properties) = properties else {
+            if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+                push(buffers, "TypedDict[{}]");
+            } else {
+                self.open_dict(buffers);
+            }
+            return;
+        };
+        let required: HashSet<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        push(buffers, "TypedDict[{");
+        stack.push(Task::Text("}]"));
+        for (i, (field, child)) in properties.iter().enumerate().rev() {
+            let is_required = required.contains(field.as_str());
+            if !is_required {
+                stack.push(Task::Text("]"));
+            }
+            stack.push(Task::Node {
+                schema: child,
+                stem: String::new(),
+                depth,
+            });
+            let mut head = String::new();
+            if i > 0 {
+                head.push_str(", ");
+            }
+            head.push_str(&json_string(field));
+            head.push_str(": ");
+            if !is_required {
                 head.push_str("NotRequired[");
             }
             stack.push(Task::Owned(head));
@@ -400,13 +491,43 @@ fn docstring_text(description: &str) -> Option<String> {
     comment_text(description).map(|t| t.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
+/// One tool's signature on one line: `async def name(args: A) -> O` (objects inline), or
+/// `tools["name"]: Callable[[A], Awaitable[O]]` for a name that cannot be a method.
+pub(crate) fn signature(tool: &ToolSdkSchema) -> String {
+    let mut writer = Writer::new(Mode::Inline);
+    let args = writer.annotation(&tool.parameters, "");
+    let output = writer.annotation(&tool.output, "");
+    if is_method_name(&tool.name) {
+        format!("async def {}(args: {args}) -> {output}", tool.name)
+    } else {
+        format!(
+            "tools[{}]: Callable[[{args}], Awaitable[{output}]]",
+            json_string(&tool.name)
+        )
+    }
+}
+
 /// The fenced declaration block of the Python SDK (without the fence lines).
-pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
+pub(crate) fn declarations(tools: &[ToolSdkSchema], options: SdkOptions) -> String {
+    let search = options.tool_search();
+    // With tool search, a tool named like a helper is left out: the helper takes its name.
+    let tools: Vec<&ToolSdkSchema> = tools
+        .iter()
+        .filter(|tool| !(search && TOOL_SEARCH.is_helper(&tool.name)))
+        .collect();
     let order = sorted_order(tools.iter().map(|t| t.name.as_str()));
     let mut writer = Writer::new(Mode::Sdk);
+    if search {
+        // The helpers' classes keep their names; a generated class that would take one
+        // gets a suffix, and a tool named like one is reached by subscript.
+        for (name, _) in SEARCH_CLASSES {
+            let _ = writer.names.allocate(name);
+        }
+        writer.uses_any = true;
+    }
     let mut signatures = Vec::with_capacity(order.len());
     for &i in &order {
-        let tool = &tools[i];
+        let tool = tools[i];
         let stem = camel_case(&tool.name);
         let args = writer.annotation(&tool.parameters, &join(&stem, "Args"));
         let output = writer.annotation(&tool.output, &join(&stem, "Output"));
@@ -445,8 +566,11 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
             subscripts.push(entry);
         }
     }
+    if search {
+        body.push_str(&search_methods());
+    }
     let overloaded = subscripts.len() > 1;
-    let empty = !any_method && subscripts.is_empty();
+    let empty = !any_method && !search && subscripts.is_empty();
     for entry in &subscripts {
         if overloaded {
             body.push_str("    @overload\n");
@@ -454,7 +578,7 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
         body.push_str(entry);
     }
     let mut out = writer.import_line(
-        !writer.classes.is_empty(),
+        !writer.classes.is_empty() || search,
         !subscripts.is_empty(),
         overloaded,
     );
@@ -464,6 +588,12 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
     for class in &writer.classes {
         out.push_str(class);
         out.push_str("\n\n");
+    }
+    if search {
+        for (_, class) in SEARCH_CLASSES {
+            out.push_str(class);
+            out.push_str("\n\n");
+        }
     }
     out.push_str("class Tools(Protocol):\n");
     if empty {

@@ -11,7 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::ToolSdkSchema;
+use super::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SdkOptions, ToolSdkSchema, ToolSearchSdk};
+
 use super::text::{collapse_js_whitespace, description_of, js_number, json_string, sorted_order};
 
 /// Indentation stops growing past this many levels, so that the text of a deep schema
@@ -51,6 +52,50 @@ intermediate tool results are not shown unless the program prints or returns the
 Images produced by tools are attached after the run.
 
 The tools available to the program:";
+
+/// The tool-search helpers of the TypeScript SDK.
+pub(crate) const TOOL_SEARCH: ToolSearchSdk = ToolSearchSdk {
+    search: "$search",
+    search_parameters: &["query", "options"],
+    describe: "$describe",
+    describe_parameters: &["name"],
+    instructions: "\
+Not every tool is declared below: more are found by searching. \
+`await tools.$search(\"what you need\")` looks through the others by what they do and \
+resolves to their names, descriptions and signatures as values (nothing is added to this \
+prompt). Call a tool it found by its name, like a declared one (the call is checked like any \
+other): `const [hit] = await tools.$search(\"weather\"); await tools[hit.name](args)`. \
+`await tools.$describe(name)` resolves to one tool's signature and the JSON Schema of its \
+arguments.",
+};
+
+/// The declarations the TypeScript SDK adds for tool search: the result types, then (after
+/// the `tools` object's mapped type) the helpers.
+const SEARCH_TYPES: &str = "\
+interface FoundTool {
+  name: string;
+  description: string;
+  /** The tool's signature, written like the declarations above. */
+  signature: string;
+}
+
+interface ToolDescription extends FoundTool {
+  /** The JSON Schema of the tool's arguments. */
+  parameters: { [key: string]: JsonValue };
+}
+
+";
+
+/// The helpers, intersected with the `tools` object's mapped type.
+fn search_helpers() -> String {
+    format!(
+        " & {{\n  \
+         /** Finds tools not declared above by what they do, best match first: at most `limit` (default {DEFAULT_SEARCH_LIMIT}, at most {MAX_SEARCH_LIMIT}). Call one as `await tools[hit.name](args)`. */\n  \
+         $search(query: string, options?: {{ limit?: number }}): Promise<FoundTool[]>;\n  \
+         /** Describes a tool the program may call (declared above or found by `$search`); `null` for any other name. */\n  \
+         $describe(name: string): Promise<ToolDescription | null>;\n}}"
+    )
+}
 
 /// Renders `schema` as TypeScript type text; `indent` is the nesting level of the enclosing
 /// member (two spaces per level), used for the lines of object literals.
@@ -383,7 +428,13 @@ fn has_bar_or_amp(node: &Value, children: &[bool]) -> bool {
 }
 
 /// The fenced declaration block of the TypeScript SDK (without the fence lines).
-pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
+pub(crate) fn declarations(tools: &[ToolSdkSchema], options: SdkOptions) -> String {
+    let search = options.tool_search();
+    // With tool search, a tool named like a helper is left out: the helper takes its name.
+    let tools: Vec<&ToolSdkSchema> = tools
+        .iter()
+        .filter(|tool| !(search && TOOL_SEARCH.is_helper(&tool.name)))
+        .collect();
     let order = sorted_order(tools.iter().map(|t| t.name.as_str()));
     let mut out = String::from(
         "type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }\n\n",
@@ -393,7 +444,7 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
     } else {
         out.push_str("interface ToolArgsMap {\n");
         for &i in &order {
-            let tool = &tools[i];
+            let tool = tools[i];
             if let Some(doc) = doc_comment(&tool.description) {
                 out.push_str("  ");
                 out.push_str(&doc);
@@ -407,7 +458,7 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
         }
         out.push_str("}\n\ninterface ToolOutputMap {\n");
         for &i in &order {
-            let tool = &tools[i];
+            let tool = tools[i];
             out.push_str("  ");
             out.push_str(&property_key(&tool.name));
             out.push_str(": ");
@@ -431,10 +482,47 @@ pub(crate) fn declarations(tools: &[ToolSdkSchema]) -> String {
          declare class ToolCallError extends Error {\n  \
          readonly name: \"ToolCallError\";\n  \
          readonly toolName: ToolName;\n  \
-         readonly code: ToolErrorCode | (string & {}) | undefined;\n}\n\n\
-         declare const tools: {\n  \
+         readonly code: ToolErrorCode | (string & {}) | undefined;\n}\n\n",
+    );
+    if search {
+        out.push_str(SEARCH_TYPES);
+    }
+    out.push_str(
+        "declare const tools: {\n  \
          [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;\n}",
     );
+    if search {
+        out.push_str(&search_helpers());
+    }
+    out
+}
+
+/// One tool's signature on one line: `name(args: A): Promise<O>`, with `A` and `O` the
+/// SDK's types of its arguments and output, their line breaks (and the indentation after
+/// them) folded into single spaces.
+pub(crate) fn signature(tool: &ToolSdkSchema) -> String {
+    let mut text = property_key(&tool.name);
+    text.push_str("(args: ");
+    write_ts(&mut text, &tool.parameters, 0);
+    text.push_str("): Promise<");
+    write_ts(&mut text, &tool.output, 0);
+    text.push('>');
+    one_line(&text)
+}
+
+/// Folds every line break of generated type text, with the indentation after it, into one
+/// space. Generated text breaks lines only between members (string literals and doc
+/// comments never hold a raw line break), so nothing else changes.
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push(' ');
+            out.push_str(line.trim_start_matches(' '));
+        } else {
+            out.push_str(line);
+        }
+    }
     out
 }
 

@@ -18,17 +18,18 @@ pub use bridge::{
 pub use runtime::kit;
 pub use runtime::{
     ABORTED_MESSAGE, ARGUMENTS_NOT_LOSSLESS, BindingError, BindingFuture, BindingHost,
-    BindingNamespace, BindingOutcome, CodeRunFailure, CodeRunRequest, CodeRunResult, CodeRuntime,
-    ContractError, DISPOSED_MESSAGE, DisposeFuture, ErrorClass, FailureKind,
-    INVALID_OUTPUT_MESSAGE, OutputLedger, RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS, RESERVED_WORDS,
-    RESOLUTION_NOT_LOSSLESS, RunFuture, RuntimeLimits, UNRENDERABLE_MESSAGE,
+    BindingNamespace, BindingOutcome, BindingSignature, CodeRunFailure, CodeRunRequest,
+    CodeRunResult, CodeRuntime, ContractError, DISPOSED_MESSAGE, DisposeFuture, ErrorClass,
+    FailureKind, INVALID_OUTPUT_MESSAGE, OutputLedger, RESERVED_ERROR_MEMBERS, RESERVED_GLOBALS,
+    RESERVED_WORDS, RESOLUTION_NOT_LOSSLESS, RunFuture, RuntimeLimits, UNRENDERABLE_MESSAGE,
     is_portable_identifier, json_string_len, json_value_len, validate_bindings,
 };
 /// The SDK side of Code Mode (`tools-codemode-sdk`): the languages, their renderers and the
 /// tool shape they render.
 pub use tools_codemode_sdk::{
-    Error, Language, LanguageBinding, RunCodeFlavour, SDK_HEADING, SdkRenderer, ToolSdkSchema,
-    json_schema_to_py, json_schema_to_ts,
+    DEFAULT_SEARCH_LIMIT, Error, Language, LanguageBinding, MAX_SEARCH_LIMIT, RunCodeFlavour,
+    SDK_HEADING, SdkOptions, SdkRenderer, ToolSdkSchema, ToolSearchSdk, json_schema_to_py,
+    json_schema_to_ts,
 };
 
 /// Re-export of the workspace's machine codes.

@@ -21,7 +21,7 @@ use rquickjs::promise::PromiseState;
 use rquickjs::{Constructor, Context, Ctx, Function, Object, Promise, Runtime, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use self::calls::{PendingCalls, binding, deliver};
+use self::calls::{PendingCalls, binding, deliver, packed_binding};
 use self::stop::{Interrupt, StopGuard};
 use crate::convert::{Refusal, to_json};
 use crate::inspect::render_args;
@@ -437,7 +437,16 @@ fn install<'js>(
         let holder = Object::new(ctx.clone())?;
         holder.set_prototype(None)?;
         for (name_index, name) in namespace.names.iter().enumerate() {
-            let function = binding(ctx, session, index, (name_index, name))?;
+            let function = match namespace.signature(name) {
+                Some(signature) => packed_binding(
+                    ctx,
+                    session,
+                    index,
+                    (name_index, name),
+                    &signature.parameters,
+                )?,
+                None => binding(ctx, session, index, (name_index, name))?,
+            };
             holder.prop(
                 name.as_str(),
                 Property::from(function)

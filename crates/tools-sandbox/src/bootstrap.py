@@ -296,7 +296,10 @@ class _Session:
             cls = None
             if error_class is not None:
                 cls = _make_class(error_class["name"], error_class["memberNameProperty"])
-            self.namespaces.append((spec["global"], list(spec["names"]), cls))
+            signatures = {}
+            for signature in spec.get("signatures") or ():
+                signatures[signature["name"]] = tuple(signature["parameters"])
+            self.namespaces.append((spec["global"], list(spec["names"]), cls, signatures))
 
     def fail(self, cls, name, message, code=None):
         if cls is None:
@@ -322,6 +325,28 @@ class _Session:
 
         call.__name__ = name if name.isidentifier() else "binding"
         call.__qualname__ = "%s.%s" % (global_name, call.__name__)
+        return call
+
+    def packed_binding(self, global_name, name, cls, parameters):
+        """A binding with a signature: its positional and keyword arguments, packed into one
+        dict keyed by `parameters`, are the one argument of a plain binding."""
+        session = self
+        plain = self.binding(global_name, name, cls)
+
+        async def call(*args, **kwargs):
+            if len(args) > len(parameters):
+                raise session.fail(cls, name, "%s() takes at most %d argument%s (%d given)" % (name, len(parameters), "" if len(parameters) == 1 else "s", len(args)), "INVALID_ARGS")
+            packed = dict(zip(parameters, args))
+            for key, value in kwargs.items():
+                if key not in parameters:
+                    raise session.fail(cls, name, "%s() got an unexpected keyword argument %r" % (name, key), "INVALID_ARGS")
+                if key in packed:
+                    raise session.fail(cls, name, "%s() got multiple values for argument %r" % (name, key), "INVALID_ARGS")
+                packed[key] = value
+            return await plain(packed)
+
+        call.__name__ = plain.__name__
+        call.__qualname__ = plain.__qualname__
         return call
 
     def on_reply(self, frame):
@@ -415,8 +440,13 @@ async def _main(session, program):
 
     program_builtins["print"] = program_print
     scope = {"__builtins__": program_builtins, "__name__": "__dsh_program__"}
-    for global_name, names, cls in session.namespaces:
-        bindings = {name: session.binding(global_name, name, cls) for name in names}
+    for global_name, names, cls, signatures in session.namespaces:
+        bindings = {}
+        for name in names:
+            if name in signatures:
+                bindings[name] = session.packed_binding(global_name, name, cls, signatures[name])
+            else:
+                bindings[name] = session.binding(global_name, name, cls)
         scope[global_name] = _Namespace(bindings)
         if cls is not None:
             scope[cls.__name__] = cls

@@ -294,8 +294,29 @@ pub(super) fn boot_frame(
             ),
             None => String::new(),
         };
+        let signatures = if namespace.signatures.is_empty() {
+            String::new()
+        } else {
+            let signatures: Vec<String> = namespace
+                .signatures
+                .iter()
+                .map(|signature| {
+                    let parameters: Vec<String> = signature
+                        .parameters
+                        .iter()
+                        .map(|p| wire::quote(p))
+                        .collect();
+                    format!(
+                        "{{\"name\":{},\"parameters\":[{}]}}",
+                        wire::quote(&signature.name),
+                        parameters.join(",")
+                    )
+                })
+                .collect();
+            format!(",\"signatures\":[{}]", signatures.join(","))
+        };
         specs.push(format!(
-            "{{\"global\":{},\"names\":[{}]{class}}}",
+            "{{\"global\":{},\"names\":[{}]{class}{signatures}}}",
             wire::quote(&namespace.global),
             names.join(",")
         ));
@@ -390,5 +411,28 @@ mod tests {
             parsed["namespaces"][0]["errorClass"]["memberNameProperty"],
             "toolName"
         );
+        assert!(
+            !frame.contains("signatures"),
+            "a namespace without signatures sends none"
+        );
+    }
+
+    #[test]
+    fn the_boot_frame_carries_signatures() {
+        let namespaces = [BindingNamespace::new("tools", ["echo", "$search"], None)
+            .with_signature("$search", ["query", "opt\"ions"])];
+        let allowance = Allowance {
+            compute_slack: std::time::Duration::ZERO,
+            address_space: RuntimeLimits::PYTHON_ADDRESS_SPACE_ALLOWANCE,
+            max_processes: None,
+        };
+        let frame = boot_frame(&namespaces, &RuntimeLimits::default(), allowance);
+        let parsed = wire::parse(frame.trim_end(), 10).map(|p| p.value);
+        let parsed = parsed.unwrap_or_default();
+        let signatures = &parsed["namespaces"][0]["signatures"];
+        assert_eq!(signatures[0]["name"], "$search");
+        assert_eq!(signatures[0]["parameters"][0], "query");
+        assert_eq!(signatures[0]["parameters"][1], "opt\"ions");
+        assert_eq!(signatures.as_array().map(Vec::len), Some(1));
     }
 }

@@ -10,3 +10,4 @@ mod properties;
 mod scenarios_py;
 mod scenarios_ts;
 mod support;
+mod tool_search;

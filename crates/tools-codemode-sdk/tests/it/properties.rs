@@ -5,7 +5,9 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use tools_codemode_sdk::{Language, ToolSdkSchema, json_schema_to_py, json_schema_to_ts};
+use tools_codemode_sdk::{
+    Language, SdkOptions, ToolSdkSchema, json_schema_to_py, json_schema_to_ts,
+};
 
 /// Names that exercise every naming rule.
 const NAMES: [&str; 24] = [
@@ -218,6 +220,40 @@ proptest! {
         unique.sort();
         unique.dedup();
         prop_assert_eq!(unique.len(), classes.len(), "class names are unique");
+    }
+
+    #[test]
+    fn tool_search_keeps_the_sdk_rules_and_signatures_stay_on_one_line(tools in tools()) {
+        let search = SdkOptions::new().with_tool_search(true);
+        let helper_lines = [
+            (Language::TypeScript, "\n  $search(query: string, options?: { limit?: number })"),
+            (Language::Python, "\n    async def search_tools(self, query: str, limit: int = 5)"),
+        ];
+        for (language, helper_line) in helper_lines {
+            prop_assert_eq!(
+                language.render_section_with(&tools, SdkOptions::new()),
+                language.render_section(&tools)
+            );
+            let section = language.render_section_with(&tools, search);
+            prop_assert_eq!(&section, &language.render_section_with(&tools, search));
+            prop_assert_eq!(section.matches(helper_line).count(), 1, "{}", section);
+            for tool in &tools {
+                let signature = language.render_signature(tool);
+                prop_assert!(!signature.contains('\n'), "{:?}", signature);
+                prop_assert_eq!(&signature, &language.render_signature(tool));
+            }
+        }
+        let text = Language::Python.render_declarations_with(&tools, search);
+        let mut classes: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("class "))
+            .map(|rest| rest.split('(').next().unwrap_or_default())
+            .collect();
+        let count = classes.len();
+        classes.sort_unstable();
+        classes.dedup();
+        prop_assert_eq!(classes.len(), count, "class names are unique");
+        prop_assert!(classes.contains(&"FoundTool") && classes.contains(&"ToolDescription"));
     }
 
     #[test]

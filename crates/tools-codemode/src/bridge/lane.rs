@@ -40,6 +40,7 @@ use tools_registry::{ExecutionMode, RunContext, ToolContext, ToolError, ToolName
 
 use super::end_watch::EndWatch;
 use super::queue::{Receiver, SubmitQueue};
+use super::search::ToolSearch;
 use super::{DispatchSettled, DispatchStarted, Events, IMAGE_CONTEXT_SOURCE, MAX_JSON_DEPTH};
 use crate::runtime::{BindingError, BindingFuture, BindingHost, BindingOutcome, SettleReply};
 
@@ -61,9 +62,12 @@ pub(crate) struct RunState {
     /// Where binding calls are numbered and queued for the lane, under one lock, so that
     /// `n` follows submission order even if a runtime calls the host from several threads.
     submit: Arc<SubmitQueue<Submission>>,
-    /// The names bound in the program's namespace: a call to any other name (a
+    /// The tool names bound in the program's namespace: a call to any other name (a
     /// non-conforming runtime, or `run_code` itself) never reaches the pipeline.
     names: BoundNames,
+    /// The tool-search helpers, bound beside the tools in a scope with deferred tools:
+    /// answered here, from the run's view, without reaching the pipeline (see `search`).
+    search: Option<ToolSearch>,
 }
 
 /// The names a run binds, looked up per binding call with an unkeyed hash (the set is
@@ -75,6 +79,7 @@ impl RunState {
     pub(crate) fn new(
         token: CancellationToken,
         names: BoundNames,
+        search: Option<ToolSearch>,
     ) -> (Arc<RunState>, Receiver<Submission>) {
         let (submit, submissions) = SubmitQueue::new();
         let state = Arc::new(RunState {
@@ -82,6 +87,7 @@ impl RunState {
             reason: OnceLock::new(),
             submit,
             names,
+            search,
         });
         (state, submissions)
     }
@@ -128,6 +134,14 @@ impl BindingHost for Host {
                 "not dispatched",
                 ErrorCode::AbortedBeforeDispatch,
             )));
+        }
+        // A tool-search helper reads the run's view and answers at once: not a tool call,
+        // so not numbered, prepared or logged.
+        if let Some(search) = &state.search
+            && let Some(helper) = search.helper(name)
+        {
+            let callable = |tool: &str| state.names.contains(tool);
+            return BindingFuture::ready(search.answer(helper, global, &args, &callable));
         }
         // The bound name is shared, not copied: names of up to 23 bytes are inline.
         let Some(name) = state.names.get(name).cloned() else {

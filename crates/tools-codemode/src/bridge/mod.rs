@@ -3,8 +3,11 @@
 //!
 //! [`install`] puts the `run_code` definition into a pipeline's registry. A `run_code` call
 //! hands its program to the configured [`CodeRuntime`] with one binding namespace, `tools`
-//! (error class `ToolCallError` / `toolName`), listing the calling agent's visible tools
-//! except `run_code` itself. Every binding call becomes a sub-call of the pipeline:
+//! (error class `ToolCallError` / `toolName`), listing the calling agent's tools that
+//! programs may call: its SDK tools (direct and code-only) and, in a scope with deferred
+//! tools, those too and the tool-search helpers (`search`, which answers them from the
+//! scope's view without a sub-call). Every binding call of a tool becomes a sub-call of the
+//! pipeline:
 //!
 //! * id `<callId>:code:<n>` (`n` counts accepted calls from 1), root call id and agent of
 //!   the outer call, parent token of the outer execution, cancelled by a run-scoped token
@@ -35,6 +38,7 @@
 mod end_watch;
 mod lane;
 mod queue;
+mod search;
 mod transport;
 
 use std::fmt;
@@ -44,7 +48,7 @@ use std::sync::Arc;
 use tools_json::JsonValue;
 use tools_pipeline::Pipeline;
 use tools_presentation::ContentBlock;
-use tools_registry::{AgentScope, Registry};
+use tools_registry::{AgentScope, Registry, View};
 
 /// The source of the context a sub-call's image result is forwarded as.
 pub const IMAGE_CONTEXT_SOURCE: &str = "tools-code-mode";
@@ -55,7 +59,7 @@ pub use transport::{
 };
 
 use crate::runtime::CodeRuntime;
-use tools_codemode_sdk::{Language, ToolSdkSchema};
+use tools_codemode_sdk::{Language, SdkOptions, ToolSdkSchema};
 
 /// The one depth limit of Code Mode: the pipeline's own limit (that of
 /// `tools_json::Limits::default()`, which it applies to wire arguments and tool outputs).
@@ -225,10 +229,14 @@ pub fn install(pipeline: &Pipeline, config: &CodeModeConfig) -> Result<(), tools
     pipeline.registry().install_code_transport(definition)
 }
 
-/// The tools the SDK of `agent`'s scope declares: its visible tools except `run_code`,
-/// sorted by name.
+/// The tools the SDK of `agent`'s scope declares: its visible tools whose exposure puts them
+/// in the SDK (direct and code-only ones) except `run_code`, sorted by name. Deferred tools
+/// are left out: a program finds them with the tool-search helpers.
 pub fn sdk_tools(registry: &Registry, agent: Option<&AgentScope>) -> Vec<ToolSdkSchema> {
-    let view = registry.view(agent);
+    sdk_tools_of(&registry.view(agent))
+}
+
+fn sdk_tools_of(view: &View) -> Vec<ToolSdkSchema> {
     let mut tools: Vec<ToolSdkSchema> = view
         .sdk_tools()
         .map(|def| {
@@ -245,13 +253,17 @@ pub fn sdk_tools(registry: &Registry, agent: Option<&AgentScope>) -> Vec<ToolSdk
 }
 
 /// The SDK prompt section of `agent`'s scope in `language`: empty when the scope's
-/// effective mode is `native`.
+/// effective mode is `native`. A scope with deferred tools also gets the tool-search
+/// helpers (`tools.$search` / `tools.$describe` in TypeScript, `tools.search_tools` /
+/// `tools.describe_tool` in Python: [`Language::tool_search`]); any other scope's section is
+/// the tools alone.
 pub fn sdk_section(registry: &Registry, agent: Option<&AgentScope>, language: Language) -> String {
     let view = registry.view(agent);
     if view.mode() == tools_registry::PresentationMode::Native {
         return String::new();
     }
-    language.render_section(&sdk_tools(registry, agent))
+    let options = SdkOptions::new().with_tool_search(view.has_deferred());
+    language.render_section_with(&sdk_tools_of(&view), options)
 }
 
 /// The instruction that `run_code` is the only directly callable tool (the `tools:code-only`

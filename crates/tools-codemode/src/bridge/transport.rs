@@ -14,6 +14,7 @@ use tools_registry::{
 };
 
 use super::lane::{Lane, RunState};
+use super::search::ToolSearch;
 use super::{CodeModeConfig, Events, MAX_JSON_DEPTH};
 use crate::runtime::{
     BindingNamespace, CodeRunRequest, CodeRunResult, ErrorClass, invalid_output_at,
@@ -197,13 +198,21 @@ async fn run(
     ctx: RunContext,
 ) -> Result<Value, ToolError> {
     let outer = ctx.call();
-    let mut bound: Vec<ToolName> = pipeline
-        .registry()
-        .view(outer.agent.as_ref())
-        .sdk_tools()
-        .map(|def| def.name().clone())
-        .collect();
+    let view = pipeline.registry().view(outer.agent.as_ref());
+    // A scope with deferred tools gets the tool-search helpers, and its deferred tools are
+    // bound (callable once found) though the SDK does not declare them; a tool named like a
+    // helper is shadowed by it.
+    let search = view
+        .has_deferred()
+        .then(|| ToolSearch::new(Arc::clone(&view), runtime.language()));
+    let mut bound: Vec<ToolName> = view.sdk_tools().map(|def| def.name().clone()).collect();
+    if let Some(search) = &search {
+        bound.extend(view.deferred().map(|def| def.name().clone()));
+        bound.retain(|name| search.helper(name.as_str()).is_none());
+    }
+    drop(view);
     bound.sort_unstable();
+    bound.dedup();
     let names: Vec<String> = bound.iter().map(|name| name.as_str().to_owned()).collect();
     let events = match (&config.sink, &outer.agent) {
         (Some(sink), Some(_)) => Some(Events {
@@ -212,9 +221,15 @@ async fn run(
         }),
         _ => None,
     };
+    let namespace = BindingNamespace::new("tools", names, Some(ErrorClass::tool_call_error()));
+    let namespace = match &search {
+        Some(search) => search.bind(namespace),
+        None => namespace,
+    };
     let (state, submissions) = RunState::new(
         ctx.cancellation().child_token(),
         bound.into_iter().collect(),
+        search,
     );
     let lane = Lane::new(
         pipeline.clone(),
@@ -223,7 +238,6 @@ async fn run(
         config.max_parallel_sub_calls.get(),
         events,
     );
-    let namespace = BindingNamespace::new("tools", names, Some(ErrorClass::tool_call_error()));
     let request =
         CodeRunRequest::new(code, vec![namespace], state.host()).with_cancel(state.token().clone());
     let program = async {

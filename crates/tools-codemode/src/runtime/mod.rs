@@ -85,10 +85,13 @@ pub struct BindingNamespace {
     /// The class of the namespace's rejections; `None` rejects with plain `Error`
     /// (TypeScript) or `Exception` (Python).
     pub error_class: Option<ErrorClass>,
+    /// The functions that take positional arguments instead of one arguments object
+    /// (see [`BindingSignature`]); every other function takes its first argument.
+    pub signatures: Vec<BindingSignature>,
 }
 
 impl BindingNamespace {
-    /// A namespace.
+    /// A namespace whose functions each take one arguments object.
     pub fn new(
         global: impl Into<String>,
         names: impl IntoIterator<Item = impl Into<String>>,
@@ -98,8 +101,62 @@ impl BindingNamespace {
             global: global.into(),
             names: names.into_iter().map(Into::into).collect(),
             error_class,
+            signatures: Vec::new(),
         }
     }
+
+    /// The namespace with its function `name` taking the positional arguments
+    /// `parameters` (see [`BindingSignature`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tools_codemode::{BindingNamespace, validate_bindings};
+    ///
+    /// let tools = BindingNamespace::new("tools", ["echo", "$search"], None)
+    ///     .with_signature("$search", ["query", "options"]);
+    /// assert_eq!(tools.signature("$search").map(|s| s.parameters.len()), Some(2));
+    /// assert!(tools.signature("echo").is_none());
+    /// assert_eq!(validate_bindings(&[tools]), Ok(()));
+    /// ```
+    #[must_use]
+    pub fn with_signature(
+        mut self,
+        name: impl Into<String>,
+        parameters: impl IntoIterator<Item = impl Into<String>>,
+    ) -> BindingNamespace {
+        self.signatures.push(BindingSignature {
+            name: name.into(),
+            parameters: parameters.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
+    /// The signature of the function `name`, if it takes positional arguments.
+    pub fn signature(&self, name: &str) -> Option<&BindingSignature> {
+        self.signatures.iter().find(|s| s.name == name)
+    }
+}
+
+/// A function of a namespace that takes positional arguments (and, in Python, keyword
+/// arguments) instead of one arguments object: the runtime packs them into one object keyed
+/// by the parameter names, and that object is what the host receives, checked as lossless
+/// JSON like any arguments.
+///
+/// In `f(a, b)` with parameters `query, options`, the host receives
+/// `{"query": a, "options": b}`. An argument left out (or, in TypeScript, `undefined`) is
+/// absent from the object. Python keyword arguments name a parameter
+/// (`f("x", limit=3)` with parameters `query, limit` sends `{"query": "x", "limit": 3}`).
+/// More positional arguments than parameters, an unknown keyword, or a parameter given
+/// twice rejects the call with the namespace's error class (code `INVALID_ARGS`) without
+/// reaching the host.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BindingSignature {
+    /// The function's name: one of the namespace's names.
+    pub name: String,
+    /// The parameter names, in order: distinct identifiers every language accepts
+    /// ([`is_portable_identifier`]).
+    pub parameters: Vec<String>,
 }
 
 /// The host side of the bindings: called for every `await <global>.<name>(args)` of the
@@ -319,6 +376,15 @@ pub enum ContractError {
         class: String,
         /// The property.
         property: String,
+    },
+    /// A binding signature names no function of its namespace, names one twice, or has a
+    /// parameter that is not a portable identifier or appears twice.
+    #[error("binding signature of {name:?} is not usable: {reason}")]
+    UnusableSignature {
+        /// The function's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
     },
     /// A limit is out of range.
     #[error("invalid runtime limit `{limit}`: {reason}")]

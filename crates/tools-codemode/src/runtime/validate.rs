@@ -129,7 +129,10 @@ fn is_dunder(name: &str) -> bool {
 ///   no other error class;
 /// - an error class's member-name property is non-empty, not dunder-shaped and none of
 ///   [`RESERVED_ERROR_MEMBERS`];
-/// - function names are arbitrary strings.
+/// - function names are arbitrary strings;
+/// - a signature ([`BindingSignature`](super::BindingSignature)) names a function of its
+///   namespace, at most one signature per function, and its parameters are distinct
+///   portable identifiers.
 ///
 /// # Errors
 ///
@@ -194,6 +197,42 @@ pub fn validate_bindings(namespaces: &[BindingNamespace]) -> Result<(), Contract
                 class: name.to_owned(),
                 property: property.to_owned(),
             });
+        }
+    }
+    for namespace in namespaces {
+        check_signatures(namespace)?;
+    }
+    Ok(())
+}
+
+/// The signature rules of one namespace.
+fn check_signatures(namespace: &BindingNamespace) -> Result<(), ContractError> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    for signature in &namespace.signatures {
+        let name = signature.name.as_str();
+        let unusable = |reason: String| ContractError::UnusableSignature {
+            name: name.to_owned(),
+            reason,
+        };
+        if !namespace.names.iter().any(|n| n == name) {
+            return Err(unusable(format!(
+                "namespace {:?} has no function of that name",
+                namespace.global
+            )));
+        }
+        if !seen.insert(name) {
+            return Err(unusable("the function has two signatures".to_owned()));
+        }
+        let mut parameters: HashSet<&str> = HashSet::new();
+        for parameter in &signature.parameters {
+            if !is_portable_identifier(parameter) {
+                return Err(unusable(format!(
+                    "parameter {parameter:?} is not a usable identifier"
+                )));
+            }
+            if !parameters.insert(parameter) {
+                return Err(unusable(format!("parameter {parameter:?} appears twice")));
+            }
         }
     }
     Ok(())
@@ -320,6 +359,36 @@ mod tests {
             validate_bindings(&[namespace("tools", Some(("E", "_x_")))]),
             Ok(())
         );
+    }
+
+    #[test]
+    fn signature_rules() {
+        let base = || BindingNamespace::new("tools", ["a", "$search"], None);
+        assert_eq!(
+            validate_bindings(&[base().with_signature("$search", ["query", "options"])]),
+            Ok(())
+        );
+        assert_eq!(
+            validate_bindings(&[base().with_signature("a", Vec::<String>::new())]),
+            Ok(())
+        );
+        for (bad, fragment) in [
+            (base().with_signature("missing", ["q"]), "has no function"),
+            (
+                base().with_signature("a", ["q"]).with_signature("a", ["r"]),
+                "two signatures",
+            ),
+            (base().with_signature("a", ["not valid"]), "\"not valid\""),
+            (base().with_signature("a", ["lambda"]), "\"lambda\""),
+            (base().with_signature("a", ["q", "q"]), "appears twice"),
+        ] {
+            let err = validate_bindings(&[bad]).unwrap_err();
+            assert!(
+                matches!(err, ContractError::UnusableSignature { .. }),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains(fragment), "{err}");
+        }
     }
 
     #[test]

@@ -6,8 +6,9 @@ use std::rc::Rc;
 use tools_codemode::BindingError;
 use tools_json::ErrorCode;
 
-use rquickjs::function::Opt;
-use rquickjs::{Ctx, Function, Promise, Value};
+use rquickjs::function::{Opt, Rest};
+use rquickjs::object::Property;
+use rquickjs::{Ctx, Function, Object, Promise, Value};
 
 use super::Session;
 use crate::convert::{Refusal, to_js, to_json};
@@ -48,6 +49,75 @@ pub(super) fn binding<'js>(
         },
     )?
     .with_name(function_name)
+}
+
+/// The async function behind `namespace.name(a, b, …)` for a binding with a signature
+/// (`tools_codemode::BindingSignature`): its arguments are packed into one object keyed by
+/// `parameters` (an `undefined` argument is left out), which is then checked and posted like
+/// any binding's argument. More arguments than parameters reject the call in the sandbox.
+pub(super) fn packed_binding<'js>(
+    ctx: &Ctx<'js>,
+    session: &Rc<Session<'js>>,
+    namespace: usize,
+    (index, name): (usize, &str),
+    parameters: &[String],
+) -> rquickjs::Result<Function<'js>> {
+    let session = Rc::clone(session);
+    let name: Rc<str> = Rc::from(name);
+    let parameters: Rc<[String]> = Rc::from(parameters);
+    let function_name = name.to_string();
+    Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, arguments: Rest<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
+            let given = arguments
+                .0
+                .iter()
+                .rposition(|value| !value.is_undefined())
+                .map_or(0, |last| last + 1);
+            if given > parameters.len() {
+                let message = format!(
+                    "{name}() takes at most {} argument{} ({given} given)",
+                    parameters.len(),
+                    if parameters.len() == 1 { "" } else { "s" },
+                );
+                return refuse(&ctx, &session, namespace, &name, message);
+            }
+            let packed = Object::new(ctx.clone())?;
+            packed.set_prototype(None)?;
+            for (parameter, value) in parameters.iter().zip(arguments.0) {
+                if !value.is_undefined() {
+                    packed.prop(
+                        parameter.as_str(),
+                        Property::from(value).writable().enumerable().configurable(),
+                    )?;
+                }
+            }
+            call(
+                &ctx,
+                &session,
+                namespace,
+                (index, &name),
+                Some(packed.into_value()),
+            )
+        },
+    )?
+    .with_name(function_name)
+}
+
+/// A binding call refused in the sandbox: a promise rejected with the namespace's error
+/// class, code `INVALID_ARGS`.
+fn refuse<'js>(
+    ctx: &Ctx<'js>,
+    session: &Session<'js>,
+    namespace: usize,
+    name: &str,
+    message: String,
+) -> rquickjs::Result<Promise<'js>> {
+    let (promise, _resolve, reject) = ctx.promise()?;
+    let refusal = BindingError::with_code(ErrorCode::InvalidArgs, message);
+    let error = session.error_for(namespace, name, &refusal)?;
+    reject.call::<_, ()>((error,))?;
+    Ok(promise)
 }
 
 /// One binding call: checks the argument (the first one; any others are ignored) in the

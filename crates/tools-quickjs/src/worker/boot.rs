@@ -11,8 +11,9 @@ use tools_json::drop_deep;
 use tools_codemode::kit::wire;
 use tools_codemode::{BindingNamespace, ErrorClass, RuntimeLimits, validate_bindings};
 
-/// The deepest boot frame accepted: frame, `namespaces`, one namespace, its `names` or
-/// `errorClass`, with room for unknown fields.
+/// The deepest boot frame accepted: frame, `namespaces`, one namespace, its `names`,
+/// `errorClass` or `signatures` (a signature, its `parameters`), with room for unknown
+/// fields.
 const BOOT_DEPTH: usize = 16;
 
 /// What a valid `boot` frame sets.
@@ -104,7 +105,8 @@ fn namespaces(value: Option<&Value>) -> Result<Vec<BindingNamespace>, String> {
     specs.iter().map(namespace).collect()
 }
 
-/// One `{"global", "names", "errorClass"?}` entry.
+/// One `{"global", "names", "errorClass"?, "signatures"?}` entry; a signature is
+/// `{"name", "parameters": [...]}`.
 fn namespace(spec: &Value) -> Result<BindingNamespace, String> {
     let string = |value: Option<&Value>, what: &str| {
         value
@@ -134,7 +136,30 @@ fn namespace(spec: &Value) -> Result<BindingNamespace, String> {
         )),
         Some(_) => return Err("a namespace's `errorClass` must be an object".to_owned()),
     };
-    Ok(BindingNamespace::new(global, names, error_class))
+    let mut namespace = BindingNamespace::new(global, names, error_class);
+    match spec.get("signatures") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(signatures)) => {
+            for signature in signatures {
+                let Value::Object(signature) = signature else {
+                    return Err("a namespace's signature must be an object".to_owned());
+                };
+                let name = string(signature.get("name"), "signatures[].name")?;
+                let Some(Value::Array(parameters)) = signature.get("parameters") else {
+                    return Err(
+                        "a namespace's `signatures[].parameters` must be an array".to_owned()
+                    );
+                };
+                let parameters = parameters
+                    .iter()
+                    .map(|parameter| string(Some(parameter), "signatures[].parameters"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                namespace = namespace.with_signature(name, parameters);
+            }
+        }
+        Some(_) => return Err("a namespace's `signatures` must be an array".to_owned()),
+    }
+    Ok(namespace)
 }
 
 /// `wanted`, lowered to a finite hard limit already in force (an unprivileged process can
@@ -208,6 +233,44 @@ mod tests {
                 BindingNamespace::new("other", Vec::<String>::new(), None),
             ]
         );
+    }
+
+    #[test]
+    fn signatures_cross_the_boot_frame_and_are_checked() {
+        let with = |signatures: &str| {
+            VALID.replace(
+                r#""names":["echo","a b"],"#,
+                &format!(r#""names":["echo","a b"],"signatures":{signatures},"#),
+            )
+        };
+        let boot = parse(&with(
+            r#"[{"name":"a b","parameters":["query","options"]}]"#,
+        ))
+        .unwrap_or_else(|reason| panic!("{reason}"));
+        assert_eq!(
+            boot.namespaces[0]
+                .signature("a b")
+                .map(|s| s.parameters.clone()),
+            Some(vec!["query".to_owned(), "options".to_owned()])
+        );
+        assert!(boot.namespaces[0].signature("echo").is_none());
+        for (signatures, fragment) in [
+            (r#"[{"name":"nope","parameters":[]}]"#, "has no function"),
+            (
+                r#"[{"name":"echo","parameters":["not valid"]}]"#,
+                "not a usable",
+            ),
+            (
+                r#"[{"name":"echo","parameters":"q"}]"#,
+                "`signatures[].parameters`",
+            ),
+            (r#"[{"name":1,"parameters":[]}]"#, "`signatures[].name`"),
+            (r#"[1]"#, "signature must be an object"),
+            (r#"{}"#, "`signatures` must be an array"),
+        ] {
+            let why = reason(&with(signatures));
+            assert!(why.contains(fragment), "{signatures}: {why}");
+        }
     }
 
     #[test]

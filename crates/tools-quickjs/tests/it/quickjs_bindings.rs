@@ -306,3 +306,85 @@ async fn a_completion_that_is_not_json_names_the_path() {
         "{message}"
     );
 }
+
+/// `tools` with `echo` and `identity`, `identity` taking `query, options` positionally.
+pub(crate) fn signature_namespaces() -> Vec<BindingNamespace> {
+    vec![
+        BindingNamespace::new(
+            "tools",
+            ["echo", "identity"],
+            Some(ErrorClass::tool_call_error()),
+        )
+        .with_signature("identity", ["query", "options"]),
+    ]
+}
+
+/// Calls of a binding with a signature: packed by position, `undefined` left out, too many
+/// arguments or a value that is not JSON refused in the sandbox.
+pub(crate) const SIGNATURE_PROGRAM: &str = r#"
+    const out = [];
+    out.push(await tools.identity("q", { limit: 3 }));
+    out.push(await tools.identity("q"));
+    out.push(await tools.identity("q", undefined));
+    out.push(await tools.identity());
+    out.push(await tools.identity(undefined, 2));
+    out.push(await tools.echo({ plain: true }, "ignored"));
+    for (const call of [() => tools.identity("q", {}, "extra"), () => tools.identity(() => 1)]) {
+      try { await call(); out.push("no error"); }
+      catch (e) { out.push([e instanceof ToolCallError, e.toolName, e.code, e.message]); }
+    }
+    return out;
+"#;
+
+/// Runs [`SIGNATURE_PROGRAM`] on `runtime` and checks what the program and the host saw.
+pub(crate) async fn check_signatures(runtime: &dyn CodeRuntime) {
+    let host = Host::new();
+    let request = CodeRunRequest::new(SIGNATURE_PROGRAM, signature_namespaces(), host.clone());
+    let result = runtime.run(request).await.unwrap();
+    let value: serde_json::Value = serde_json::from_str(&success(&result)).unwrap();
+    assert_eq!(
+        value.as_array().map(|a| a[..6].to_vec()),
+        Some(vec![
+            serde_json::json!({"query": "q", "options": {"limit": 3}}),
+            serde_json::json!({"query": "q"}),
+            serde_json::json!({"query": "q"}),
+            serde_json::json!({}),
+            serde_json::json!({"options": 2}),
+            serde_json::json!({"echoed": {"plain": true}}),
+        ]),
+        "{value}"
+    );
+    assert_eq!(
+        value[6],
+        serde_json::json!([
+            true,
+            "identity",
+            "INVALID_ARGS",
+            "identity() takes at most 2 arguments (3 given)"
+        ])
+    );
+    assert_eq!(value[7][2], "INVALID_ARGS");
+    let lossy = value[7][3].as_str().unwrap_or_default();
+    assert!(
+        lossy.starts_with("binding arguments must be lossless JSON: $.query"),
+        "{lossy}"
+    );
+    // The refused calls never reached the host.
+    let calls: Vec<String> = host.calls().into_iter().map(|(_, _, args)| args).collect();
+    assert_eq!(
+        calls,
+        [
+            r#"{"query":"q","options":{"limit":3}}"#,
+            r#"{"query":"q"}"#,
+            r#"{"query":"q"}"#,
+            "{}",
+            r#"{"options":2}"#,
+            r#"{"plain":true}"#,
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_binding_with_a_signature_packs_its_positional_arguments() {
+    check_signatures(&runtime()).await;
+}

@@ -170,3 +170,8 @@ async fn the_worker_runs_as_the_sandbox_user_when_the_host_is_root() {
         "{uids:?}"
     );
 }
+
+#[tokio::test]
+async fn a_binding_signature_crosses_the_boot_frame() {
+    crate::quickjs_bindings::check_signatures(&confined(limits())).await;
+}

@@ -480,3 +480,77 @@ return out
         r#"[["fail","DENIED"],["failRaw",null],["echo","INVALID_ARGS"]]"#
     );
 }
+
+#[tokio::test]
+async fn a_binding_with_a_signature_packs_positional_and_keyword_arguments() {
+    let namespaces = vec![
+        BindingNamespace::new(
+            "tools",
+            ["echo", "identity"],
+            Some(ErrorClass::tool_call_error()),
+        )
+        .with_signature("identity", ["query", "limit"]),
+    ];
+    let program = r#"
+out = []
+out.append(await tools.identity("q", 3))
+out.append(await tools.identity("q", limit=4))
+out.append(await tools.identity(query="q"))
+out.append(await tools.identity())
+out.append(await tools.identity("q", None))
+out.append(await tools.echo({"plain": True}))
+for call in [
+    lambda: tools.identity("q", 1, 2),
+    lambda: tools.identity("q", other=1),
+    lambda: tools.identity("q", query="again"),
+    lambda: tools.identity(float("nan")),
+]:
+    try:
+        await call()
+        out.append("no error")
+    except ToolCallError as error:
+        out.append([error.toolName, error.code, str(error)])
+return out
+"#;
+    let host = Host::new();
+    let request = CodeRunRequest::new(program, namespaces, host.clone());
+    let result = runtime().run(request).await.unwrap();
+    let value: serde_json::Value = serde_json::from_str(&success(&result)).unwrap();
+    assert_eq!(
+        value.as_array().map(|a| a[..9].to_vec()),
+        Some(vec![
+            serde_json::json!({"query": "q", "limit": 3}),
+            serde_json::json!({"query": "q", "limit": 4}),
+            serde_json::json!({"query": "q"}),
+            serde_json::json!({}),
+            serde_json::json!({"query": "q", "limit": null}),
+            serde_json::json!({"echoed": {"plain": true}}),
+            serde_json::json!([
+                "identity",
+                "INVALID_ARGS",
+                "identity() takes at most 2 arguments (3 given)"
+            ]),
+            serde_json::json!([
+                "identity",
+                "INVALID_ARGS",
+                "identity() got an unexpected keyword argument 'other'"
+            ]),
+            serde_json::json!([
+                "identity",
+                "INVALID_ARGS",
+                "identity() got multiple values for argument 'query'"
+            ]),
+        ]),
+        "{value}"
+    );
+    assert_eq!(value[9][1], "INVALID_ARGS");
+    assert!(
+        value[9][2]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("binding arguments must be lossless JSON"),
+        "{value}"
+    );
+    // The refused calls never reached the host.
+    assert_eq!(host.calls().len(), 6);
+}

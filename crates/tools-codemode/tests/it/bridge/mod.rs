@@ -401,6 +401,40 @@ impl Harness {
     }
 }
 
+/// A Code Mode harness (a `code` registry with `tools`) running real programs on `runtime`.
+fn real_harness(runtime: Arc<dyn CodeRuntime>, tools: Vec<ToolDefinition>) -> Harness {
+    let timeline = Log::default();
+    let registry = Registry::builder()
+        .default_mode(PresentationMode::Code)
+        .build();
+    for tool in tools {
+        registry.register(tool).unwrap().keep();
+    }
+    let pipeline = Pipeline::new(registry.clone());
+    let sink = Arc::new(Recorder {
+        events: Mutex::new(Vec::new()),
+        timeline: timeline.clone(),
+    });
+    install(
+        &pipeline,
+        &CodeModeConfig::new()
+            .with_runtime(runtime)
+            .with_sink(Arc::clone(&sink) as Arc<dyn DispatchSink>),
+    )
+    .unwrap();
+    let agent = registry.scope();
+    Harness {
+        registry,
+        pipeline,
+        agent,
+        // Unused: the programs run on the real runtime.
+        runtime: scripted(|_request: CodeRunRequest| async { completed(None, &[]) }),
+        sink,
+        timeline,
+        executions: Arc::new(Mutex::new(Vec::new())),
+    }
+}
+
 fn outer_call(code: &str, description: &str) -> ToolCall {
     ToolCall::new(
         "call-1",
@@ -519,3 +553,4 @@ mod depth_limit;
 mod outcomes;
 mod quickjs;
 mod scheduler;
+mod tool_search;

@@ -10,37 +10,8 @@ fn quickjs_harness(tools: Vec<ToolDefinition>) -> Harness {
 }
 
 fn quickjs_harness_with(tools: Vec<ToolDefinition>, limits: RuntimeLimits) -> Harness {
-    let timeline = Log::default();
-    let registry = Registry::builder()
-        .default_mode(PresentationMode::Code)
-        .build();
-    for tool in tools {
-        registry.register(tool).unwrap().keep();
-    }
-    let pipeline = Pipeline::new(registry.clone());
-    let sink = Arc::new(Recorder {
-        events: Mutex::new(Vec::new()),
-        timeline: timeline.clone(),
-    });
     let runtime = QuickJsRuntime::new(limits).unwrap();
-    install(
-        &pipeline,
-        &CodeModeConfig::new()
-            .with_runtime(Arc::new(runtime))
-            .with_sink(Arc::clone(&sink) as Arc<dyn DispatchSink>),
-    )
-    .unwrap();
-    let agent = registry.scope();
-    Harness {
-        registry,
-        pipeline,
-        agent,
-        // Unused by these tests: the program runs on QuickJS.
-        runtime: scripted(|_request: CodeRunRequest| async { completed(None, &[]) }),
-        sink,
-        timeline,
-        executions: Arc::new(Mutex::new(Vec::new())),
-    }
+    real_harness(Arc::new(runtime), tools)
 }
 
 async fn run_program(h: &Harness, code: &str) -> ToolResult {
