@@ -251,6 +251,12 @@ async fn serve(args: Args, config: GatewayConfig) -> Result<(), tools_mcp::Error
             message: "`[audit] path = \"-\"` writes to stdout, which is the MCP channel over stdio; name a file".into(),
         });
     }
+    if args.http.is_some() && args.options.stateless && config.defers() {
+        return Err(tools_mcp::Error::Config {
+            path: args.config.display().to_string(),
+            message: "deferred tools are loaded per MCP session, and --stateless serves no sessions: a tool `search_tools` found could never be called; serve with sessions, or defer nothing".into(),
+        });
+    }
     let gateway = std::sync::Arc::new(Gateway::start(&config).await?);
     reload_on_hangup(std::sync::Arc::clone(&gateway), args.config.clone());
     let served = match &args.http {

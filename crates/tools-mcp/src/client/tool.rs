@@ -88,8 +88,9 @@ impl ImportedTool {
         hints
     }
 
-    /// The definition: foreign input schema, the output contract, the hints, and a body
-    /// that calls the server through `inner`'s current connection.
+    /// The definition: foreign input schema, the output contract, the hints, the server's
+    /// name as its namespace, and a body that calls the server through `inner`'s current
+    /// connection.
     pub(super) fn definition(
         &self,
         inner: Weak<Inner>,
@@ -131,6 +132,8 @@ impl ImportedTool {
         .foreign_parameters(Value::Object((*self.tool.input_schema).clone()))
         .output(output)
         .hints(hints)
+        // The server's name groups its tools: a tool search matches it.
+        .namespace(Arc::clone(&self.server))
         .body(move |args: JsonValue, ctx: RunContext| {
             let (inner, original, server) =
                 (inner.clone(), Arc::clone(&original), Arc::clone(&server));

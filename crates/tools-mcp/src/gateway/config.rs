@@ -60,6 +60,8 @@ struct RawConfig {
     concurrency: Option<Spanned<i64>>,
     output_budget: Option<Spanned<i64>>,
     #[serde(default)]
+    deferred: Vec<Spanned<String>>,
+    #[serde(default)]
     servers: BTreeMap<Spanned<String>, Spanned<RawServer>>,
     #[serde(default)]
     policy: RawPolicy,
@@ -94,6 +96,8 @@ struct RawServer {
     cwd: Option<String>,
     #[serde(default = "yes")]
     restart: bool,
+    #[serde(default)]
+    deferred: bool,
 }
 
 fn yes() -> bool {
@@ -134,6 +138,9 @@ pub struct ServerConfig {
     pub spec: ServerSpec,
     /// Whether a server found disconnected is restarted when a call arrives (default yes).
     pub restart: bool,
+    /// Whether every tool of the server is deferred (`deferred = true`): not listed until
+    /// a `search_tools` call of the MCP session finds and loads it (default no).
+    pub deferred: bool,
 }
 
 /// A glob over tool names or values, with the text it was written as.
@@ -365,6 +372,9 @@ pub struct GatewayConfig {
     pub output_budget: Option<usize>,
     /// The upstream servers, by name.
     pub servers: Vec<ServerConfig>,
+    /// Globs over exposed tool names (`server__tool`) whose tools are deferred (the
+    /// top-level `deferred = […]`), besides the tools of the servers marked `deferred`.
+    pub deferred: Vec<Pattern>,
     /// The policy.
     pub policy: PolicyConfig,
     /// Timeout budgets of imported tools, first match wins (in the file's order); a tool
@@ -502,6 +512,7 @@ impl GatewayConfig {
                 name: name.into_inner(),
                 spec,
                 restart: server.restart,
+                deferred: server.deferred,
             });
         }
         let glob = |s: Spanned<String>, key: &str| -> Result<Pattern, Error> {
@@ -512,6 +523,11 @@ impl GatewayConfig {
                 .compile_matcher();
             Ok(Pattern { text, matcher })
         };
+        let deferred = raw
+            .deferred
+            .into_iter()
+            .map(|p| glob(p, "deferred"))
+            .collect::<Result<Vec<_>, _>>()?;
         let root = match raw.policy.root {
             None => "/".to_owned(),
             Some(root) if root.get_ref().starts_with('/') => normalize_path("/", root.get_ref()),
@@ -643,10 +659,17 @@ impl GatewayConfig {
             concurrency,
             output_budget,
             servers,
+            deferred,
             policy,
             budgets,
             upstream,
         })
+    }
+
+    /// Whether any tool is deferred: a server is marked `deferred`, or a top-level
+    /// `deferred` glob is given (the gateway then serves `search_tools`).
+    pub fn defers(&self) -> bool {
+        !self.deferred.is_empty() || self.servers.iter().any(|s| s.deferred)
     }
 
     /// The timeout budget of the imported tool `exposed`, if a budget pattern matches.

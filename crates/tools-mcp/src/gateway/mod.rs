@@ -5,15 +5,17 @@ mod audit_hook;
 mod config;
 mod path;
 mod policy;
+mod search;
 mod sections;
 mod upstreams;
 
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
+use tools_registry::{Exposure, SEARCH_TOOLS};
 use tools_runtime::ToolRuntime;
 use tools_runtime::hooks::{Hooked, Pipeline};
-use tools_runtime::tools::{AgentScope, Registry};
+use tools_runtime::tools::{AgentScope, Registration, Registry};
 
 pub use config::{
     ArgumentRule, Decision, GatewayConfig, IdentityRule, Language, Pattern, PolicyConfig,
@@ -37,6 +39,8 @@ pub struct Gateway {
     audit: Option<crate::audit::AuditLog>,
     pins: Option<crate::pins::Pins>,
     _hooks: Vec<Hooked>,
+    /// The deferral rules and `search_tools`, when anything is deferred.
+    _deferral: Vec<Registration>,
 }
 
 impl Gateway {
@@ -48,15 +52,24 @@ impl Gateway {
     /// `notifications/tools/list_changed`) when it comes up. One server never keeps the
     /// gateway from serving the others.
     ///
+    /// When anything is deferred ([`GatewayConfig::defers`]), the deferred tools are
+    /// registered as [`Exposure::Deferred`] (a server's `deferred = true` on its
+    /// definitions, the top-level globs as a rule of the registry), and `search_tools` is
+    /// registered beside them: each MCP session's searches load what they find into that
+    /// session's own scope.
+    ///
     /// # Errors
     ///
     /// [`Error::Runtime`] (the code runtime of the language cannot start, e.g. Python
-    /// without its sandbox), [`Error::InvalidServerName`].
+    /// without its sandbox, or a deferral rule the registry refuses),
+    /// [`Error::InvalidServerName`].
     pub async fn start(config: &GatewayConfig) -> Result<Gateway, Error> {
         // The runtime is built over a registry the gateway keeps: the policy and the imports
         // work on it directly.
         let registry = Registry::builder().default_mode(config.mode).build();
-        let mut builder = ToolRuntime::builder().pipeline(Pipeline::new(registry.clone()));
+        let pipeline = Pipeline::new(registry.clone());
+        let deferral = deferral(config, &registry, &pipeline)?;
+        let mut builder = ToolRuntime::builder().pipeline(pipeline);
         if let Some(n) = config.concurrency {
             builder = builder.max_parallel_tool_calls(n).max_parallel_sub_calls(n);
         }
@@ -121,6 +134,7 @@ impl Gateway {
         let mut starting = tokio::task::JoinSet::new();
         for (index, server) in config.servers.iter().enumerate() {
             let budgets = Arc::clone(&budgets);
+            let deferred = server.deferred;
             let mut options = ImportOptions::new();
             if let Some(pins) = &pins {
                 options = options.pins(pins.clone());
@@ -131,12 +145,17 @@ impl Gateway {
                 .list_timeout(upstream.list_timeout)
                 .call_timeout(upstream.call_timeout)
                 .max_content_blocks(upstream.max_content_blocks)
-                .customize(
-                    move |tool, builder| match budgets.budget_of(tool.exposed_name()) {
+                .customize(move |tool, builder| {
+                    let builder = match budgets.budget_of(tool.exposed_name()) {
                         Some(budget) => builder.timeout(budget),
                         None => builder,
-                    },
-                );
+                    };
+                    if deferred {
+                        builder.exposure(Exposure::Deferred)
+                    } else {
+                        builder
+                    }
+                });
             let (name, spec, registry) =
                 (server.name.clone(), server.spec.clone(), registry.clone());
             starting.spawn(async move {
@@ -175,6 +194,7 @@ impl Gateway {
             audit,
             pins,
             _hooks: hooks,
+            _deferral: deferral,
         })
     }
 
@@ -326,6 +346,41 @@ impl Gateway {
         }
         self.front.serve_http(listener, &options, shutdown).await
     }
+}
+
+/// What `config` defers, in force on `registry`: the top-level `deferred` globs as a
+/// registry rule, then `search_tools` declared [`Exposure::NativeOnly`] (so no glob can
+/// defer the search itself, and a Code Mode program uses its SDK's own search helper
+/// instead) and registered, its body reaching the registry through `pipeline`
+/// without owning it. Nothing when nothing is deferred.
+fn deferral(
+    config: &GatewayConfig,
+    registry: &Registry,
+    pipeline: &Pipeline,
+) -> Result<Vec<Registration>, Error> {
+    if !config.defers() {
+        return Ok(Vec::new());
+    }
+    let refused = |e: tools_runtime::tools::RegistryError| Error::Runtime(e.into());
+    let mut held = Vec::new();
+    if !config.deferred.is_empty() {
+        let globs = config.deferred.iter().map(config::Pattern::as_str);
+        held.push(
+            registry
+                .expose(globs, Exposure::Deferred)
+                .map_err(refused)?,
+        );
+    }
+    held.push(
+        registry
+            .expose([SEARCH_TOOLS], Exposure::NativeOnly)
+            .map_err(refused)?,
+    );
+    let weak = pipeline.downgrade();
+    let search = search::definition(move || weak.upgrade().map(|p| p.registry().clone()))
+        .map_err(refused)?;
+    held.push(registry.register(search).map_err(refused)?);
+    Ok(held)
 }
 
 /// Records a call's arguments and result on its `execute_tool` span (`[otel]

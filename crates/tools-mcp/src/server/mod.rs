@@ -10,7 +10,8 @@
 //!   the body's [`tools_runtime::RunContext::report_progress`] updates
 //!   `notifications/progress`; an `ask` goes to the client by elicitation when it declares
 //!   that capability, else to the runtime's approval service, else it is `APPROVAL_DENIED`.
-//! - `notifications/tools/list_changed` follows the registry's change events, coalesced.
+//! - `notifications/tools/list_changed` follows the registry's change events, coalesced;
+//!   deferred tools loaded into a session's scope are announced to that session only.
 
 mod approval;
 mod passthrough;
@@ -32,6 +33,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tools_registry::SEARCH_TOOLS;
 use tools_runtime::{
     ToolCall, ToolRuntime,
     tools::{AgentScope, Registration},
@@ -130,8 +132,9 @@ impl McpServer {
 
     /// A handler for one MCP session (what a transport serves; see [`McpSession`]). Each
     /// session calls as its own child scope of the served scope: it sees the same tools,
-    /// masks and mode, and what is remembered per scope (an approval "for the session")
-    /// stays with that client and ends with its session.
+    /// masks and mode, and what is remembered per scope (an approval "for the session",
+    /// the deferred tools its searches loaded) stays with that client and ends with its
+    /// session.
     pub fn session(&self) -> McpSession {
         McpSession {
             agent: self.front.runtime.child_scope(&self.front.agent),
@@ -221,13 +224,20 @@ impl McpSession {
         });
     }
 
-    /// The `tools/list` of the scope.
+    /// The `tools/list` of the scope: [`ToolRuntime::wire_schemas`] (so the deferred
+    /// tools this session has loaded come last, in load order), without a tool named
+    /// `search_tools` while the scope has no deferred tool.
     fn list(&self) -> ListToolsResult {
         let runtime = &self.front.runtime;
         let agent = Some(&self.agent);
         let view = runtime.view(agent);
+        // `search_tools` is worth listing only while there is something to find.
+        let searchable = view.has_deferred();
         let mut tools = Vec::new();
         for schema in runtime.wire_schemas(agent).iter() {
+            if !searchable && schema.name.as_str() == SEARCH_TOOLS {
+                continue;
+            }
             let Some(def) = view.get(schema.name.as_str()) else {
                 continue;
             };
@@ -323,8 +333,11 @@ fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Whether a registry change can change the view of the scope whose chain is `chain`: a
-/// change of the global layer or of a scope of the chain (other agents' scopes cannot).
+/// Whether a registry change can change the view of the scope whose chain is `chain`
+/// (nearest first): a change of the global layer or of a scope of the chain (other agents'
+/// scopes cannot). Tools loaded or unloaded concern only the scope they were loaded in
+/// (`chain[0]`): a conversation's loaded tools are its own, not its children's nor its
+/// parent's, so one MCP session's search tells no other session.
 fn concerns(change: &tools_registry::Change, chain: &[u64]) -> bool {
     use tools_registry::Change;
     let scope = match change {
@@ -334,6 +347,10 @@ fn concerns(change: &tools_registry::Change, chain: &[u64]) -> bool {
         | Change::ModeDeclared { scope, .. }
         | Change::ModeCleared { scope }
         | Change::ScopeDisposed { scope } => Some(*scope),
+        Change::ExposureChanged { scope } => *scope,
+        Change::ToolsLoaded { scope, .. } | Change::ToolsUnloaded { scope, .. } => {
+            return scope.is_some() && *scope == chain.first().copied();
+        }
         _ => None,
     };
     scope.is_none_or(|scope| chain.contains(&scope))
@@ -454,5 +471,54 @@ impl ServerHandler for McpSession {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.watch(context.peer);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::sync::Arc;
+
+    use tools_registry::{Change, ToolName};
+
+    use super::concerns;
+
+    #[test]
+    fn loading_concerns_only_the_scope_that_loaded() {
+        // A session's scope 7, a child of the served scope 3.
+        let chain = [7, 3];
+        let names: Arc<[ToolName]> = Arc::from(vec![ToolName::new("fake__echo").unwrap()]);
+        let loaded = |scope| Change::ToolsLoaded {
+            scope,
+            names: Arc::clone(&names),
+        };
+        let unloaded = |scope| Change::ToolsUnloaded {
+            scope,
+            names: Arc::clone(&names),
+        };
+        assert!(concerns(&loaded(Some(7)), &chain));
+        assert!(concerns(&unloaded(Some(7)), &chain));
+        // Another session's load, the parent's own conversation, calls without an agent.
+        for scope in [Some(8), Some(3), None] {
+            assert!(!concerns(&loaded(scope), &chain), "{scope:?}");
+            assert!(!concerns(&unloaded(scope), &chain), "{scope:?}");
+        }
+    }
+
+    #[test]
+    fn exposure_rules_concern_the_scopes_below_them() {
+        let chain = [7, 3];
+        for (scope, expected) in [
+            (None, true),
+            (Some(3), true),
+            (Some(7), true),
+            (Some(8), false),
+        ] {
+            assert_eq!(
+                concerns(&Change::ExposureChanged { scope }, &chain),
+                expected,
+                "{scope:?}"
+            );
+        }
     }
 }

@@ -141,9 +141,15 @@ def write_configs(tmp: Path, transport: str) -> dict[str, Path]:
     wirelog = tmp / f"{transport}-everything.wire"
     tap_cmd = toml_list([PYTHON, str(HERE / "wiretap.py"), str(wirelog), NODE, EVERYTHING_JS, "stdio"])
     cancel = f'mode = "native"\n[servers.everything]\ncommand = {tap_cmd}\n'
-    fake = f'mode = "native"\n[servers.fake]\ncommand = {toml_list([PYTHON, str(FAKE_SERVER)])}\n'
+    fake_cmd = toml_list([PYTHON, str(FAKE_SERVER)])
+    fake = f'mode = "native"\n[servers.fake]\ncommand = {fake_cmd}\n'
+    # Every tool of `fake` deferred (found with search_tools), `plain`'s listed as usual.
+    deferred = (
+        f'mode = "native"\n[servers.fake]\ncommand = {fake_cmd}\ndeferred = true\n'
+        f"[servers.plain]\ncommand = {fake_cmd}\n"
+    )
     paths = {}
-    for name, text in [("main", main), ("python", python), ("cancel", cancel), ("fake", fake)]:
+    for name, text in [("main", main), ("python", python), ("cancel", cancel), ("fake", fake), ("deferred", deferred)]:
         p = tmp / f"{transport}-{name}.toml"
         p.write_text(text)
         paths[name] = p

@@ -316,6 +316,96 @@ async def check_list_changed(g: Gateway, prefix: str) -> None:
         await run_check(f"{prefix}/list_changed", run)
 
 
+# ---------------------------------------------------------------- check 13 (deferred tools, search_tools)
+
+PLAIN_TOOLS = {"plain__echo", "plain__crash", "plain__add_tool", "plain__slow"}
+
+
+async def check_deferred(g: Gateway, prefix: str) -> None:
+    """A deferred server's tools are not listed; `search_tools` finds one, loads it for this
+    session (which gets list_changed), and it is listed and callable; another session of the
+    same gateway (over HTTP; over stdio each session is a gateway of its own) has not loaded it."""
+    changed = anyio.Event()
+
+    async def on_message(msg) -> None:
+        if getattr(msg, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    async with g.session(message_handler=on_message) as s:
+
+        async def search_loads() -> None:
+            tools = {t.name: dump(t) for t in (await s.list_tools()).tools}
+            before = list(tools)
+            expect(set(before) == PLAIN_TOOLS | {"search_tools"}, f"listed {sorted(before)}")
+            schema = tools["search_tools"].get("inputSchema") or {}
+            expect(schema.get("required") == ["query"], f"search_tools inputSchema: {short(schema)}")
+            limit = (schema.get("properties") or {}).get("limit") or {}
+            expect((limit.get("minimum"), limit.get("maximum")) == (1, 50), f"limit: {short(limit)}")
+            r = dump(await s.call_tool("fake__echo", {"text": "x"}))
+            expect_error_code(r, "UNKNOWN_TOOL")
+            expect("search_tools" in texts(r), f"the refusal does not name search_tools: {short(r)}")
+            r = dump(await s.call_tool("search_tools", {"query": "echo the text", "limit": 3}))
+            expect(r.get("isError") is False, f"search_tools: {short(r)}")
+            lines = texts(r).splitlines()
+            expect(lines and lines[0] == "fake__echo: Echo the text.", f"search_tools text: {short(r)}")
+            expect(len(lines) <= 3 and all(l.startswith("fake__") for l in lines), f"search_tools text: {short(r)}")
+            found = [t["name"] for t in (r.get("structuredContent") or {}).get("tools", [])]
+            expect(found == [l.split(":")[0] for l in lines], f"structuredContent {found} != text {lines}")
+            try:
+                with anyio.fail_after(10):
+                    await changed.wait()
+            except TimeoutError:
+                raise CheckFailed("no notifications/tools/list_changed reached the client within 10 s of the search")
+            after = [t.name for t in (await s.list_tools()).tools]
+            expect(after == before + found, f"listed after the search: {after}; expected {before} + {found}")
+            r = dump(await s.call_tool("fake__echo", {"text": "found"}))
+            expect(r.get("isError") is False and texts(r) == "found", f"fake__echo after the search: {short(r)}")
+
+        async def bad_queries() -> None:
+            for args, needle in [({"query": ""}, "empty"), ({"query": "x" * 10_000}, "at most 1000"),
+                                 ({"query": "echo", "limit": 0}, "from 1 to 50")]:
+                r = dump(await s.call_tool("search_tools", args))
+                expect_error_code(r, "INVALID_ARGS")
+                expect(needle in texts(r), f"{short(args, 60)}: the message does not say {needle!r}: {short(r)}")
+
+        await run_check(f"{prefix}/deferred_search_loads", search_loads)
+        await run_check(f"{prefix}/deferred_bad_queries", bad_queries)
+
+    async with g.session() as s:
+
+        async def other_session() -> None:
+            names = {t.name for t in (await s.list_tools()).tools}
+            expect(names == PLAIN_TOOLS | {"search_tools"}, f"another session lists {sorted(names)}")
+            r = dump(await s.call_tool("fake__echo", {"text": "x"}))
+            expect_error_code(r, "UNKNOWN_TOOL")
+
+        await run_check(f"{prefix}/deferred_other_session", other_session)
+
+
+async def check_deferred_refusals(cfg: dict[str, Path], tmp: Path) -> None:
+    """`--check` refuses a bad `deferred` glob naming the key and its line; `--stateless`
+    refuses a config that defers (nothing could load a tool between requests)."""
+    bad = tmp / "deferred-bad.toml"
+    bad.write_text('mode = "native"\ndeferred = ["fake__*", "fake__[x"]\n')
+
+    async def bad_glob() -> None:
+        with anyio.fail_after(30):
+            proc = await anyio.run_process([BIN, "gateway", "--config", str(bad), "--check"], check=False)
+        err = proc.stderr.decode(errors="replace")
+        expect(proc.returncode != 0, f"--check accepted a bad glob: rc={proc.returncode} stderr={short(err)}")
+        expect("line 2" in err and "`deferred`" in err and "fake__[x" in err, f"stderr: {short(err)}")
+
+    async def stateless() -> None:
+        argv = [BIN, "gateway", "--config", str(cfg["deferred"]), "--http", "127.0.0.1:0", "--stateless"]
+        with anyio.fail_after(30):
+            proc = await anyio.run_process(argv, check=False)
+        err = proc.stderr.decode(errors="replace")
+        expect(proc.returncode != 0 and "--stateless" in err, f"rc={proc.returncode} stderr={short(err)}")
+
+    await run_check("deferred/check_bad_glob", bad_glob)
+    await run_check("deferred/stateless_refused", stateless)
+
+
 # ---------------------------------------------------------------- check 11 (inspector CLI)
 
 
@@ -403,7 +493,7 @@ async def check_modern_client(g: Gateway, prefix: str) -> None:
 
 async def run_transport(transport: str, tmp: Path) -> None:
     cfg = write_configs(tmp, transport)
-    gws = {name: Gateway(transport, cfg[name], tmp) for name in ("main", "python", "cancel", "fake")}
+    gws = {name: Gateway(transport, cfg[name], tmp) for name in ("main", "python", "cancel", "fake", "deferred")}
     try:
         for name, g in gws.items():
             try:
@@ -443,6 +533,12 @@ async def run_transport(transport: str, tmp: Path) -> None:
             await check_list_changed(gws["fake"], transport)
         except Exception as e:  # noqa: BLE001
             record(f"{transport}/list_changed_session", short(describe(e), 600))
+        try:
+            await check_deferred(gws["deferred"], transport)
+        except Exception as e:  # noqa: BLE001
+            record(f"{transport}/deferred_session", short(describe(e), 600))
+        if transport == "http":
+            await check_deferred_refusals(cfg, tmp)
         await check_inspector(main, transport)
     finally:
         if transport == "http":

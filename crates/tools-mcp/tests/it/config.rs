@@ -49,6 +49,17 @@ fn the_readme_example_parses_into_what_it_says() {
         config.budget_of("everything__echo"),
         Some(Duration::from_secs(30))
     );
+    let deferred: Vec<&str> = config
+        .servers
+        .iter()
+        .map(|s| s.deferred)
+        .map(|d| if d { "deferred" } else { "direct" })
+        .collect();
+    assert_eq!(deferred, ["deferred", "direct", "direct"]);
+    let globs: Vec<&str> = config.deferred.iter().map(|p| p.as_str()).collect();
+    assert_eq!(globs, ["time__convert_*"]);
+    assert!(config.deferred[0].is_match("time__convert_time"));
+    assert!(config.defers());
     assert_eq!(config.policy.destructive, Some(Decision::Ask));
     assert_eq!(config.policy.root, "/");
     assert_eq!(config.policy.rules.len(), 1);
@@ -239,4 +250,60 @@ fn budgets_match_in_file_order() {
     );
     assert_eq!(config.budget_of("time__fast"), Some(Duration::from_secs(5)));
     assert_eq!(config.budget_of("other"), None);
+}
+
+#[test]
+fn deferral_is_a_server_flag_or_top_level_globs() {
+    let config = parse("").unwrap();
+    assert!(config.deferred.is_empty() && !config.defers());
+    let config =
+        parse("deferred = [\"a__*\", \"b__get_?\"]\n[servers.a]\ncommand = [\"a\"]\n").unwrap();
+    assert!(config.defers());
+    assert!(!config.servers[0].deferred);
+    assert!(config.deferred[1].is_match("b__get_x"));
+    assert!(!config.deferred[1].is_match("b__get_xy"));
+    let config = parse("[servers.a]\ncommand = [\"a\"]\ndeferred = true\n").unwrap();
+    assert!(config.servers[0].deferred && config.deferred.is_empty() && config.defers());
+    // A bad glob is refused naming the key and its line; a value of the wrong type
+    // naming its line and what was expected.
+    for (text, needles) in [
+        (
+            "mode = \"native\"\ndeferred = [\"a__*\", \"a[b\"]\n",
+            &["line 2", "`deferred`", "\"a[b\"", "not a valid pattern"][..],
+        ),
+        (
+            "deferred = \"a__*\"\n",
+            &["line 1", "expected a sequence"][..],
+        ),
+        ("deferred = [3]\n", &["line 1", "expected a string"][..]),
+        (
+            "[servers.a]\ncommand = [\"a\"]\ndeferred = \"yes\"\n",
+            &["line 3", "expected a boolean"][..],
+        ),
+    ] {
+        let message = error(text);
+        for needle in needles {
+            assert!(
+                message.contains(needle),
+                "{text:?}: {message:?} lacks {needle:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_readme_tool_search_example_parses() {
+    let readme = include_str!("../../README.md");
+    let section = &readme[readme.find("### Tool search").unwrap()..];
+    let start = section.find("```toml\n").unwrap() + "```toml\n".len();
+    let end = start + section[start..].find("```").unwrap();
+    let config = parse(&section[start..end]).unwrap();
+    let globs: Vec<&str> = config.deferred.iter().map(|p| p.as_str()).collect();
+    assert_eq!(globs, ["github__*", "jira__get_?*"]);
+    let deferred: Vec<(&str, bool)> = config
+        .servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.deferred))
+        .collect();
+    assert_eq!(deferred, [("github", false), ("slack", true)]);
 }

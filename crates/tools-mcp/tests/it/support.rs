@@ -64,6 +64,8 @@ pub(crate) fn add() -> ToolDefinition {
 pub(crate) struct Seen {
     pub(crate) progress: Arc<Mutex<Vec<f64>>>,
     pub(crate) list_changed: Arc<tokio::sync::Notify>,
+    /// How many `notifications/tools/list_changed` arrived.
+    pub(crate) list_changes: Arc<std::sync::atomic::AtomicUsize>,
     pub(crate) elicitations: Arc<Mutex<Vec<serde_json::Value>>>,
 }
 
@@ -113,6 +115,9 @@ impl ClientHandler for TestClient {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.seen
+            .list_changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.seen.list_changed.notify_one();
     }
 
