@@ -21,4 +21,7 @@ async def bad() -> None:
     await tools["my-mcp.tool"]("text")  # wrong: the arguments must be a dict
     await tools["class"]({"value": 1})  # wrong: the subscript call is typed too
     await tools["no such tool"]({})  # wrong: no such tool
-    print(n, s, args)
+    await tools.search_tools(3)  # wrong: the query is a str
+    await tools.search_tools("weather", limit="5")  # wrong: the limit is an int
+    d: str = await tools.describe_tool("scalars")  # wrong: a ToolDescription or None
+    print(n, s, args, d)

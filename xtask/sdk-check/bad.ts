@@ -15,7 +15,10 @@ async function bad(): Promise<void> {
   const n: number = await tools._private({}); // wrong: the output is null
   const s: string = await tools.arrays({ numbers: [] }); // wrong: the output is number[][]
   await tools.no_such_tool({}); // wrong: no such tool
-  console.log(n, s);
+  await tools.$search(3); // wrong: the query is a string
+  await tools.$search("weather", { limit: "5" }); // wrong: the limit is a number
+  const d: string = await tools.$describe("scalars"); // wrong: a description or null
+  console.log(n, s, d);
 }
 
 void bad();

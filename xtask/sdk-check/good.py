@@ -144,3 +144,13 @@ async def main() -> None:
         print(failed, error)
     print(ok, status, big, tiny, quoted, union, matrix, anything, value, grids, maybe, n)
     print(degraded, malformed, code, count, exotic, described, listed)
+
+    # The tool-search helpers (the SDK is rendered as for a scope with deferred tools).
+    hits = await tools.search_tools("weather", limit=3)
+    more = await tools.search_tools("weather")
+    signature: str = hits[0]["signature"]
+    about = await tools.describe_tool(hits[0]["name"])
+    if about is not None:
+        schema: dict[str, Any] = about["parameters"]
+        print(schema, about["description"])
+    print(signature, len(more))

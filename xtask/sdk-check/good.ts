@@ -106,6 +106,15 @@ async function main(): Promise<void> {
   }
   console.log(scalars, status, big, tiny, quoted, matrix, anything, value, grids, maybe, nothing, n);
   console.log(degraded, malformed, code, count, exotic, nil, first, found, listed, a, b);
+
+  // The tool-search helpers (the SDK is rendered as for a scope with deferred tools).
+  const hits: { name: string; description: string; signature: string }[] = await tools.$search("weather", { limit: 3 });
+  const more = await tools.$search("weather");
+  const about = await tools.$describe(hits[0]?.name ?? "scalars");
+  if (about !== null) {
+    const schema: { [key: string]: JsonValue } = about.parameters;
+    console.log(schema, about.signature, more.length);
+  }
   return;
 }
 

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use tools_codemode_sdk::{Language, ToolSdkSchema};
+use tools_codemode_sdk::{Language, SdkOptions, ToolSdkSchema};
 use tools_json::{JsonValue, Segment, Violation};
 
 use crate::project_root;
