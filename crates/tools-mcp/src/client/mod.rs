@@ -447,6 +447,7 @@ async fn resync(inner: &Arc<Inner>) -> Result<Option<Error>, Error> {
             tool.definition(
                 Arc::downgrade(inner),
                 inner.options.call_timeout,
+                inner.options.exposure,
                 inner.options.customize.as_ref(),
             ),
         ));

@@ -93,6 +93,7 @@ pub struct ImportOptions {
     pub(super) retry_max: Duration,
     pub(super) max_content_blocks: usize,
     pub(super) pins: Option<crate::pins::Pins>,
+    pub(super) exposure: tools_registry::Exposure,
 }
 
 impl Default for ImportOptions {
@@ -108,6 +109,7 @@ impl Default for ImportOptions {
             retry_max: Duration::from_secs(60),
             max_content_blocks: DEFAULT_MAX_CONTENT_BLOCKS,
             pins: None,
+            exposure: tools_registry::Exposure::Direct,
         }
     }
 }
@@ -137,6 +139,15 @@ impl ImportOptions {
     /// [`crate::pins::Pins::hook`] is installed in the runtime).
     pub fn pins(mut self, pins: crate::pins::Pins) -> ImportOptions {
         self.pins = Some(pins);
+        self
+    }
+
+    /// The exposure of every tool of the server (default `Direct`): `Deferred` keeps a
+    /// whole server out of the model's declarations until a search loads its tools
+    /// (docs/decisions.md, entry 35). [`ImportOptions::customize`] runs after it and may
+    /// set another per tool.
+    pub fn exposure(mut self, exposure: tools_registry::Exposure) -> ImportOptions {
+        self.exposure = exposure;
         self
     }
 

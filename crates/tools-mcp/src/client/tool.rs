@@ -95,6 +95,7 @@ impl ImportedTool {
         &self,
         inner: Weak<Inner>,
         call_timeout: Option<Duration>,
+        exposure: tools_registry::Exposure,
         customize: Option<&Customize>,
     ) -> Result<ToolDefinition, RegistryError> {
         let hints = self.hints();
@@ -165,6 +166,7 @@ impl ImportedTool {
         if let Some(budget) = call_timeout {
             builder = builder.timeout(budget);
         }
+        builder = builder.exposure(exposure);
         if let Some(customize) = customize {
             builder = customize(self, builder);
         }

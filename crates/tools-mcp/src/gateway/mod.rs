@@ -145,17 +145,17 @@ impl Gateway {
                 .list_timeout(upstream.list_timeout)
                 .call_timeout(upstream.call_timeout)
                 .max_content_blocks(upstream.max_content_blocks)
-                .customize(move |tool, builder| {
-                    let builder = match budgets.budget_of(tool.exposed_name()) {
+                .exposure(if deferred {
+                    Exposure::Deferred
+                } else {
+                    Exposure::Direct
+                })
+                .customize(
+                    move |tool, builder| match budgets.budget_of(tool.exposed_name()) {
                         Some(budget) => builder.timeout(budget),
                         None => builder,
-                    };
-                    if deferred {
-                        builder.exposure(Exposure::Deferred)
-                    } else {
-                        builder
-                    }
-                });
+                    },
+                );
             let (name, spec, registry) =
                 (server.name.clone(), server.spec.clone(), registry.clone());
             starting.spawn(async move {

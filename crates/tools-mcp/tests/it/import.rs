@@ -459,3 +459,32 @@ async fn a_budget_times_the_call_out_and_cancels_it_upstream() {
     .await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_server_imports_deferred_with_its_name_as_namespace() {
+    let (host, registry) = crate::support::host();
+    let options = ImportOptions::new().exposure(tools_runtime::tools::Exposure::Deferred);
+    let _imported = import("fake", fake_server(), &registry, options).await;
+    let view = registry.view(None);
+    let deferred: Vec<&str> = view.deferred().map(|d| d.name().as_str()).collect();
+    assert_eq!(
+        deferred,
+        ["fake__echo", "fake__crash", "fake__add_tool", "fake__slow"]
+    );
+    assert!(view.deferred().all(|d| d.namespace() == Some("fake")));
+    assert!(
+        view.wire_schemas().is_empty(),
+        "nothing declared before a search"
+    );
+    // A model's call waits for a search; the host reaches the tool.
+    let refused = host
+        .execute(call("fake__echo", json!({"text": "hi"})))
+        .await;
+    assert_eq!(refused.error_code(), Some(ErrorCode::UnknownTool));
+    let found = view.search("echo the text", 5).unwrap();
+    assert_eq!(found.first().map(|d| d.name().as_str()), Some("fake__echo"));
+    let by_host = host
+        .execute(call("fake__echo", json!({"text": "hi"})).from_host())
+        .await;
+    assert_eq!(by_host.text(), "hi");
+}
