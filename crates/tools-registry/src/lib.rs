@@ -47,6 +47,9 @@ pub use tools_error::{Code, ToolError};
 /// `#[tool]` on a documented `async fn` generates the function that builds its typed tool
 /// with [`define_tool`]; see `tools-runtime`'s prelude for an example.
 pub use tools_macros::tool;
+/// Why a search of a scope's deferred tools was refused ([`View::search`]): an empty or
+/// too long query, or a regex pattern that is invalid or too large (`tools-search`).
+pub use tools_search::Error as SearchError;
 pub use typed::{TypedToolBuilder, define_tool};
 pub use view::{ExecutionMode, View};
 

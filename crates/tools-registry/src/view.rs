@@ -186,7 +186,7 @@ impl View {
         &self,
         query: &str,
         limit: usize,
-    ) -> Result<Vec<&ToolDefinition>, tools_search::Error> {
+    ) -> Result<Vec<&ToolDefinition>, crate::SearchError> {
         let searchable = self.searchable();
         let hits = searchable.index.search(query, limit)?;
         Ok(self.found(&searchable, &hits))
@@ -204,7 +204,7 @@ impl View {
         &self,
         pattern: &str,
         limit: usize,
-    ) -> Result<Vec<&ToolDefinition>, tools_search::Error> {
+    ) -> Result<Vec<&ToolDefinition>, crate::SearchError> {
         let searchable = self.searchable();
         let hits = searchable.index.search_regex(pattern, limit)?;
         Ok(self.found(&searchable, &hits))

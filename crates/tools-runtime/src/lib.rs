@@ -37,8 +37,8 @@ pub mod tools {
     pub use tools_registry::Error as RegistryError;
     pub use tools_registry::{
         AgentScope, CallInfo, Change, Code, ExecutionMode, Exposure, Guard, OutputDecl,
-        PresentationMode, Refusal, Registration, Registry, SEARCH_TOOLS, ToolFilter, ToolSpec,
-        TypedToolBuilder, View,
+        PresentationMode, Refusal, Registration, Registry, SEARCH_TOOLS, SearchError, ToolFilter,
+        ToolSpec, TypedToolBuilder, View,
     };
     pub use tools_schema::{NoArgs, Params, Schema, params};
 }
