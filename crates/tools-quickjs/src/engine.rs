@@ -367,7 +367,7 @@ fn prepare<'js>(
     let install_stack_hook: Function<'js> = captured.get(7)?;
     let disarm: Function<'js> = captured.get(9)?;
     let mut classes = Vec::with_capacity(setup.namespaces.len());
-    for namespace in &setup.namespaces {
+    for namespace in setup.namespaces.iter() {
         classes.push(match &namespace.error_class {
             Some(class) => Some(make_class.call::<_, Constructor<'js>>((
                 class.name.as_str(),
@@ -403,7 +403,7 @@ fn global<T>(value: T) -> Property<T> {
 fn install<'js>(
     ctx: &Ctx<'js>,
     session: &Rc<Session<'js>>,
-    namespaces: &[BindingNamespace],
+    namespaces: &Arc<Vec<BindingNamespace>>,
 ) -> rquickjs::Result<()> {
     let globals = ctx.globals();
     let console = Object::new(ctx.clone())?;
@@ -436,7 +436,8 @@ fn install<'js>(
     for (index, namespace) in namespaces.iter().enumerate() {
         let holder = Object::new(ctx.clone())?;
         holder.set_prototype(None)?;
-        for (name_index, name) in namespace.names.iter().enumerate() {
+        let lazy_from = namespace.lazy_from.min(namespace.names.len());
+        for (name_index, name) in namespace.names.iter().enumerate().take(lazy_from) {
             let function = match namespace.signature(name) {
                 Some(signature) => packed_binding(
                     ctx,
@@ -455,7 +456,12 @@ fn install<'js>(
                     .configurable(),
             )?;
         }
-        globals.prop(namespace.global.as_str(), global(holder))?;
+        if lazy_from < namespace.names.len() {
+            let holder = lazy_holder(ctx, session, namespaces, index, holder)?;
+            globals.prop(namespace.global.as_str(), global(holder))?;
+        } else {
+            globals.prop(namespace.global.as_str(), global(holder))?;
+        }
         let constructor = session
             .realm()
             .and_then(|realm| realm.classes.get(index).cloned().flatten());
@@ -464,6 +470,45 @@ fn install<'js>(
         }
     }
     Ok(())
+}
+
+/// Makes a namespace's lazy tail (`BindingNamespace::lazy_from`) bound on first use.
+const LAZY_PROXY: &str = "(() => { const { has, get, defineProperty } = Reflect; \
+    return (target, resolve) => new Proxy(target, { get(t, k, r) { \
+        if (typeof k === 'string' && !has(t, k)) { const f = resolve(k); \
+            if (f !== undefined) { defineProperty(t, k, { value: f, writable: true, enumerable: true, configurable: true }); return f; } } \
+        return get(t, k, r); } }); })()";
+
+/// `holder` behind a proxy that binds a name of namespace `index`'s lazy tail the first
+/// time the program reads it (a binary search of the sorted tail), so that a scope's
+/// thousands of deferred tools cost a run nothing until one is called.
+fn lazy_holder<'js>(
+    ctx: &Ctx<'js>,
+    session: &Rc<Session<'js>>,
+    namespaces: &Arc<Vec<BindingNamespace>>,
+    index: usize,
+    holder: Object<'js>,
+) -> rquickjs::Result<Value<'js>> {
+    let all = Arc::clone(namespaces);
+    let session = Rc::clone(session);
+    let resolve = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, key: String| -> rquickjs::Result<Value<'js>> {
+            let Some(namespace) = all.get(index) else {
+                return Ok(Value::new_undefined(ctx));
+            };
+            let from = namespace.lazy_from.min(namespace.names.len());
+            let lazy = namespace.names.get(from..).unwrap_or_default();
+            match lazy.binary_search_by(|name| name.as_str().cmp(key.as_str())) {
+                Ok(at) => {
+                    Ok(binding(&ctx, &session, index, (from + at, key.as_str()))?.into_value())
+                }
+                Err(_) => Ok(Value::new_undefined(ctx)),
+            }
+        },
+    )?;
+    let make: Function<'js> = ctx.eval(LAZY_PROXY)?;
+    make.call((holder, resolve))
 }
 
 /// What calling the evaluated program gave.

@@ -176,13 +176,14 @@ async fn drive(
         cancel,
         ..
     } = request;
+    let namespaces = Arc::new(namespaces);
     let shared = Arc::new(Shared::new(limits.compute));
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let (commands, commands_rx) = std::sync::mpsc::channel();
     let (exited_tx, exited) = oneshot::channel();
     let setup = Setup {
         code,
-        namespaces: namespaces.clone(),
+        namespaces: Arc::clone(&namespaces),
         limits: limits.clone(),
         shared: Arc::clone(&shared),
         events: events_tx,

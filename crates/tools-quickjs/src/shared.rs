@@ -177,7 +177,8 @@ pub(super) enum Command {
 pub(super) struct Setup {
     /// The stripped, wrapped program.
     pub(super) code: String,
-    pub(super) namespaces: Vec<BindingNamespace>,
+    /// The run's namespaces, shared with the host side of the run (never copied per run).
+    pub(super) namespaces: Arc<Vec<BindingNamespace>>,
     pub(super) limits: RuntimeLimits,
     pub(super) shared: Arc<Shared>,
     pub(super) events: mpsc::UnboundedSender<Event>,

@@ -206,14 +206,24 @@ async fn run(
         .has_deferred()
         .then(|| ToolSearch::new(Arc::clone(&view), runtime.language()));
     let mut bound: Vec<ToolName> = view.sdk_tools().map(|def| def.name().clone()).collect();
+    // The deferred tools are bound on first use where the runtime can (a program calls few
+    // of them): they are the namespace's lazy tail.
+    let mut deferred: Vec<ToolName> = Vec::new();
     if let Some(search) = &search {
-        bound.extend(view.deferred().map(|def| def.name().clone()));
+        deferred.extend(view.deferred().map(|def| def.name().clone()));
         bound.retain(|name| search.helper(name.as_str()).is_none());
+        deferred.retain(|name| search.helper(name.as_str()).is_none());
     }
     drop(view);
     bound.sort_unstable();
     bound.dedup();
     let names: Vec<String> = bound.iter().map(|name| name.as_str().to_owned()).collect();
+    let lazy: Vec<String> = deferred
+        .iter()
+        .filter(|name| bound.binary_search(name).is_err())
+        .map(|name| name.as_str().to_owned())
+        .collect();
+    bound.extend(deferred);
     let events = match (&config.sink, &outer.agent) {
         (Some(sink), Some(_)) => Some(Events {
             sink: Arc::clone(sink),
@@ -223,7 +233,7 @@ async fn run(
     };
     let namespace = BindingNamespace::new("tools", names, Some(ErrorClass::tool_call_error()));
     let namespace = match &search {
-        Some(search) => search.bind(namespace),
+        Some(search) => search.bind(namespace).with_lazy(lazy),
         None => namespace,
     };
     let (state, submissions) = RunState::new(

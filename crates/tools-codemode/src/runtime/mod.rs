@@ -88,6 +88,12 @@ pub struct BindingNamespace {
     /// The functions that take positional arguments instead of one arguments object
     /// (see [`BindingSignature`]); every other function takes its first argument.
     pub signatures: Vec<BindingSignature>,
+    /// Where the names a runtime may bind on first use start: `names[lazy_from..]`, in
+    /// sorted order (a scope's deferred tools, of which a program calls few). A runtime
+    /// may bind them eagerly like the others; what a program reaches is the same, except
+    /// that a lazy name is an own key only once it has been read. Past the end (the
+    /// default), every name is bound at once.
+    pub lazy_from: usize,
 }
 
 impl BindingNamespace {
@@ -102,7 +108,28 @@ impl BindingNamespace {
             names: names.into_iter().map(Into::into).collect(),
             error_class,
             signatures: Vec::new(),
+            lazy_from: usize::MAX,
         }
+    }
+
+    /// The namespace with `lazy` (sorted here) appended to its names, to be bound on first
+    /// use where the runtime can (see [`BindingNamespace::lazy_from`]).
+    #[must_use]
+    pub fn with_lazy(
+        mut self,
+        lazy: impl IntoIterator<Item = impl Into<String>>,
+    ) -> BindingNamespace {
+        let mut lazy: Vec<String> = lazy.into_iter().map(Into::into).collect();
+        lazy.sort_unstable();
+        lazy.dedup();
+        self.lazy_from = self.names.len();
+        self.names.extend(lazy);
+        self
+    }
+
+    /// The names bound on first use where the runtime can: `names[lazy_from..]`, sorted.
+    pub fn lazy_names(&self) -> &[String] {
+        self.names.get(self.lazy_from..).unwrap_or_default()
     }
 
     /// The namespace with its function `name` taking the positional arguments

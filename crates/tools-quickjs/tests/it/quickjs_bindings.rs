@@ -388,3 +388,34 @@ pub(crate) async fn check_signatures(runtime: &dyn CodeRuntime) {
 async fn a_binding_with_a_signature_packs_its_positional_arguments() {
     check_signatures(&runtime()).await;
 }
+
+#[tokio::test]
+async fn a_lazy_tail_is_bound_on_first_read() {
+    let runtime = runtime();
+    let host = Host::new();
+    // `echo` is the lazy tail: the host answers it like any binding.
+    let namespaces = vec![
+        BindingNamespace::new("tools", ["fail"], Some(ErrorClass::tool_call_error()))
+            .with_lazy(["echo"]),
+    ];
+    let program = r#"
+        const before = ["echo" in tools, "fail" in tools, Object.keys(tools).join(",")];
+        const echoed = await tools.echo({ n: 2 });
+        const after = ["echo" in tools, Object.keys(tools).join(","), tools.echo === tools.echo];
+        const missing = [typeof tools.nothing, "nothing" in tools, typeof tools["__proto__"]];
+        const failed = await tools.fail({}).catch((e) => e instanceof ToolCallError);
+        return { before, echoed, after, missing, failed };
+    "#;
+    let result = runtime
+        .run(CodeRunRequest::new(program, namespaces, host.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        success(&result),
+        r#"{"before":[false,true,"fail"],"echoed":{"echoed":{"n":2}},"after":[true,"fail,echo",true],"missing":["undefined",false,"undefined"],"failed":true}"#
+    );
+    assert_eq!(
+        host.calls()[0],
+        ("tools".into(), "echo".into(), r#"{"n":2}"#.into())
+    );
+}

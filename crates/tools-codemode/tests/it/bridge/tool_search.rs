@@ -463,6 +463,12 @@ async fn native_only_and_hidden_tools_are_unknown_tools_to_the_host() {
             .flat_map(|ns| ns.names.clone())
             .collect();
         codes.push(json!({"names": names}));
+        let lazy: Vec<String> = request
+            .namespaces
+            .iter()
+            .flat_map(|ns| ns.lazy_names().to_vec())
+            .collect();
+        codes.push(json!({"lazy": lazy}));
         completed(Some(Value::Array(codes)), &[])
     });
     let h = harness(Arc::clone(&runtime), catalogue());
@@ -487,13 +493,16 @@ async fn native_only_and_hidden_tools_are_unknown_tools_to_the_host() {
         value[5]["names"],
         json!([
             "code_helper",
-            "get_weather",
             "list_files",
-            "send_mail",
             "$search",
-            "$describe"
+            "$describe",
+            "get_weather",
+            "send_mail"
         ])
     );
+    // The deferred tools are the namespace's lazy tail, bound on first use.
+    let lazy: Vec<&str> = request_lazy(&value[6]);
+    assert_eq!(lazy, ["get_weather", "send_mail"]);
     // Only the deferred tool's call was a sub-call.
     assert_eq!(
         h.sink.summary(),
@@ -695,4 +704,12 @@ async fn py_a_helper_shadows_a_tool_of_its_name() {
     .await;
     assert_eq!(value, json!(["get_weather"]));
     assert!(h.sink.summary().is_empty(), "no tool was called");
+}
+
+/// The lazy names a scripted run recorded (`{"lazy": [...]}`).
+fn request_lazy(recorded: &Value) -> Vec<&str> {
+    recorded["lazy"]
+        .as_array()
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
