@@ -18,6 +18,19 @@ fn error(text: &str) -> String {
     e.to_string()
 }
 
+/// Checks that each config text is refused with a message holding every needle.
+fn refused_with(cases: &[(&str, &[&str])]) {
+    for (text, needles) in cases {
+        let message = error(text);
+        for needle in *needles {
+            assert!(
+                message.contains(needle),
+                "{text:?}: {message:?} lacks {needle:?}"
+            );
+        }
+    }
+}
+
 /// The ```toml block of the crate README, as written there.
 fn readme_example() -> String {
     let readme = include_str!("../../README.md");
@@ -81,7 +94,7 @@ fn upstream_deadlines_are_positive_durations() {
     assert_eq!(config.upstream.list_timeout, Duration::from_secs(60));
     assert_eq!(config.upstream.call_timeout, Duration::from_millis(250));
     assert_eq!(parse("").unwrap().upstream, UpstreamConfig::default());
-    for (text, needles) in [
+    refused_with(&[
         (
             "[upstream]\ncall_timeout = \"soon\"\n",
             &["line 2", "upstream.call_timeout", "soon"][..],
@@ -95,15 +108,7 @@ fn upstream_deadlines_are_positive_durations() {
             &["line 2", "upstream.handshake_timeout", "24 days"][..],
         ),
         ("[upstream]\nretry = \"1s\"\n", &["line 2", "retry"][..]),
-    ] {
-        let message = error(text);
-        for needle in needles {
-            assert!(
-                message.contains(needle),
-                "{text:?}: {message:?} lacks {needle:?}"
-            );
-        }
-    }
+    ]);
 }
 
 #[test]
@@ -160,7 +165,7 @@ fn the_policy_root_is_an_absolute_path() {
     assert!(error("[policy]\nroot = 1\n").contains("line 2"));
     // Unknown keys still fail, next to `root` as anywhere else; `root` belongs to
     // `[policy]`, not to a rule, and is a string.
-    for (text, needles) in [
+    refused_with(&[
         (
             "[policy]\nroot = \"/\"\nroots = \"/srv\"\n",
             &["line 3", "roots"][..],
@@ -171,15 +176,7 @@ fn the_policy_root_is_an_absolute_path() {
             &["line 9", "unknown field `root`"][..],
         ),
         ("[policy.root]\npath = \"/\"\n", &["line 1", "string"][..]),
-    ] {
-        let message = error(text);
-        for needle in needles {
-            assert!(
-                message.contains(needle),
-                "{text:?}: {message} lacks {needle:?}"
-            );
-        }
-    }
+    ]);
 }
 
 #[test]
@@ -266,7 +263,7 @@ fn deferral_is_a_server_flag_or_top_level_globs() {
     assert!(config.servers[0].deferred && config.deferred.is_empty() && config.defers());
     // A bad glob is refused naming the key and its line; a value of the wrong type
     // naming its line and what was expected.
-    for (text, needles) in [
+    refused_with(&[
         (
             "mode = \"native\"\ndeferred = [\"a__*\", \"a[b\"]\n",
             &["line 2", "`deferred`", "\"a[b\"", "not a valid pattern"][..],
@@ -280,15 +277,7 @@ fn deferral_is_a_server_flag_or_top_level_globs() {
             "[servers.a]\ncommand = [\"a\"]\ndeferred = \"yes\"\n",
             &["line 3", "expected a boolean"][..],
         ),
-    ] {
-        let message = error(text);
-        for needle in needles {
-            assert!(
-                message.contains(needle),
-                "{text:?}: {message:?} lacks {needle:?}"
-            );
-        }
-    }
+    ]);
 }
 
 #[test]
