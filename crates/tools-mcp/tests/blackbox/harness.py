@@ -286,3 +286,21 @@ class Gateway:
 
 # ---------------------------------------------------------------- checks 1-5, 7, 10 (main config)
 
+
+def keep_logs(tmp: Path) -> None:
+    """Copies the run's logs and configs to BLACKBOX_KEEP_LOGS, when it is set."""
+    if os.environ.get("BLACKBOX_KEEP_LOGS"):
+        keep = Path(os.environ["BLACKBOX_KEEP_LOGS"])
+        keep.mkdir(parents=True, exist_ok=True)
+        for f in tmp.iterdir():
+            (keep / f.name).write_bytes(f.read_bytes())
+
+
+def summary(started: float) -> int:
+    """Prints the closing `# N ok, M failed, T s` line; the exit status (1 if any failed)."""
+    failed = [n for n, good in RESULTS if not good]
+    print(
+        f"# {len(RESULTS) - len(failed)} ok, {len(failed)} failed, {time.monotonic() - started:.1f}s",
+        flush=True,
+    )
+    return 1 if failed else 0

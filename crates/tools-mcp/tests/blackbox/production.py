@@ -1093,19 +1093,10 @@ async def main() -> int:
         with tempfile.TemporaryDirectory(prefix="tools-mcp-production-") as d:
             tmp = Path(d)
             await run_all(tmp, issuer)
-            if os.environ.get("BLACKBOX_KEEP_LOGS"):
-                keep = Path(os.environ["BLACKBOX_KEEP_LOGS"])
-                keep.mkdir(parents=True, exist_ok=True)
-                for f in tmp.iterdir():
-                    (keep / f.name).write_bytes(f.read_bytes())
+            keep_logs(tmp)
     finally:
         issuer.stop()
-    failed = [n for n, good in RESULTS if not good]
-    print(
-        f"# {len(RESULTS) - len(failed)} ok, {len(failed)} failed, {time.monotonic() - started_at:.1f}s",
-        flush=True,
-    )
-    return 1 if failed else 0
+    return summary(started_at)
 
 
 if __name__ == "__main__":

@@ -566,17 +566,8 @@ async def main() -> int:
         tmp = Path(d)
         for transport in ("stdio", "http"):
             await run_transport(transport, tmp)
-        if os.environ.get("BLACKBOX_KEEP_LOGS"):
-            keep = Path(os.environ["BLACKBOX_KEEP_LOGS"])
-            keep.mkdir(parents=True, exist_ok=True)
-            for f in tmp.iterdir():
-                (keep / f.name).write_bytes(f.read_bytes())
-    failed = [n for n, good in RESULTS if not good]
-    print(
-        f"# {len(RESULTS) - len(failed)} ok, {len(failed)} failed, {time.monotonic() - started:.1f}s",
-        flush=True,
-    )
-    return 1 if failed else 0
+        keep_logs(tmp)
+    return summary(started)
 
 
 if __name__ == "__main__":
