@@ -189,6 +189,19 @@ impl ResolvedTool {
     pub fn view(&self) -> &HeldView {
         &self.view
     }
+
+    /// Why the view refuses a call of this tool ([`crate::View::refusal`]), without looking
+    /// the name up again: the position resolved is used.
+    pub fn refusal(&self, has_parent: bool, by_host: bool) -> Option<crate::Refusal> {
+        let view = &*self.view;
+        if view.collapses(self.definition().name().as_str(), has_parent) {
+            return Some(crate::Refusal::Collapsed);
+        }
+        if by_host {
+            return None;
+        }
+        view.exposure_refusal(self.index, has_parent)
+    }
 }
 
 impl Deref for ResolvedTool {

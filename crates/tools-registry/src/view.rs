@@ -250,7 +250,14 @@ impl View {
         if by_host {
             return None;
         }
-        let index = self.visible.get_index_of(name)?;
+        self.visible
+            .get_index_of(name)
+            .and_then(|index| self.exposure_refusal(index, has_parent))
+    }
+
+    /// Why the exposure of the tool at `index` refuses a model's call (not a host's), if it
+    /// does: what [`View::refusal`] and [`crate::ResolvedTool::refusal`] share.
+    pub(crate) fn exposure_refusal(&self, index: usize, has_parent: bool) -> Option<Refusal> {
         match self.exposure_at(index) {
             Exposure::Direct => None,
             Exposure::Hidden => Some(Refusal::Hidden),

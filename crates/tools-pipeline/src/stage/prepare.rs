@@ -184,7 +184,7 @@ pub(crate) async fn decide(shared: &Shared, call: ToolCall) -> Decided {
     {
         Ok(tool) => {
             let view = tool.view();
-            let refused = view.refusal(call.name(), has_parent, by_host);
+            let refused = tool.refusal(has_parent, by_host);
             let generation = view.generation();
             (Some(tool), None, refused, generation)
         }

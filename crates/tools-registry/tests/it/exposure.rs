@@ -89,6 +89,17 @@ fn each_exposure_refuses_the_calls_it_says() {
         assert_eq!(view.refusal(name, true, false), sub, "{name}, sub-call");
         // The host reaches every visible tool.
         assert_eq!(view.refusal(name, false, true), None, "{name}, host");
+        // A resolved tool answers the same without a second lookup.
+        let Ok(resolved) = registry.held_view(None).resolve(name) else {
+            panic!("{name} does not resolve");
+        };
+        assert_eq!(resolved.refusal(false, false), direct, "{name}, resolved");
+        assert_eq!(
+            resolved.refusal(true, false),
+            sub,
+            "{name}, resolved sub-call"
+        );
+        assert_eq!(resolved.refusal(false, true), None, "{name}, resolved host");
     }
     assert!(
         Refusal::NotLoaded
